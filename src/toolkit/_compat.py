@@ -1,0 +1,255 @@
+"""How each protocol version sees toolkit's natural results: the one place for era shaping.
+
+Tools hold natural schemas and produce natural values (SEP-2106). This module derives,
+deterministically, what a client of a given version receives (ARCHITECTURE §3):
+
+| natural output              | 2026-07-28 | 2025-06-18, 2025-11-25                         | 2024-11-05, 2025-03-26 |
+|-----------------------------|------------|------------------------------------------------|------------------------|
+| object                      | natural    | natural, root ``type: "object"``, root $ref inlined  | none      |
+| union of objects            | natural    | natural plus root ``type: "object"``            | no structured fields |
+| anything else               | natural    | wrapped in ``{"result": ...}``                  | no structured fields |
+
+plus the envelope fields only the modern era has (``resultType``, ``ttlMs``/``cacheScope``,
+``serverInfo`` in ``_meta``) and the content blocks older versions cannot carry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import pydantic_core
+
+from . import _schema
+from ._versions import STRUCTURED_OUTPUT_SINCE, at_least, is_modern
+
+if TYPE_CHECKING:
+    from ._content import ContentBlock
+    from ._tools import CallOutcome, Tool
+
+SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
+RESULT_KEY: Final = "result"
+
+# Content block types by the first version that has them.
+_BLOCK_SINCE: Final = {"audio": "2025-03-26", "resource_link": "2025-06-18"}
+# Optional fields by the first version that defines them (Tool, Implementation, content).
+_FIELD_SINCE: Final = {
+    "annotations": "2025-03-26",
+    "title": "2025-06-18",
+    "_meta": "2025-06-18",
+    "icons": "2025-11-25",
+    "websiteUrl": "2025-11-25",
+    "description": "2025-11-25",
+}
+
+
+# --- version classes: versions that see tools identically share one shape ------------------
+
+
+def tool_shape_key(version: str) -> str:
+    """Versions that see every tool the same way share a key (and a cached ``tools/list``)."""
+    if is_modern(version):
+        return "modern"
+    if at_least(version, STRUCTURED_OUTPUT_SINCE):
+        return "structured"
+    return version  # 2024-11-05 and 2025-03-26 differ in content blocks, not in tools
+
+
+def _structured_era(version: str) -> bool:
+    return at_least(version, STRUCTURED_OUTPUT_SINCE)
+
+
+# --- schemas -------------------------------------------------------------------------------
+
+
+def _rewrite_into_result(reference: str) -> str:
+    """A pointer into the natural root, re-aimed at ``#/properties/result`` of the wrapper."""
+    if reference == "#":
+        return f"#/properties/{RESULT_KEY}"
+    if reference.startswith("#/") and not reference.startswith("#/$defs/"):
+        return f"#/properties/{RESULT_KEY}{reference[1:]}"
+    return reference  # "#/$defs/..." (hoisted with the defs) and "#anchor" names stay valid
+
+
+def wrap_schema(natural: dict[str, Any]) -> dict[str, Any]:
+    """``{"type": "object", "properties": {"result": natural}, "required": ["result"]}``.
+
+    ``$defs``, ``$schema`` and ``$id`` move to the wrapper's root so every ``#/$defs/...``
+    pointer still resolves; other ``#/...`` pointers are rewritten to point inside ``result``.
+    """
+    inner = {key: value for key, value in natural.items() if key not in ("$defs", "$schema", "$id")}
+    wrapper: dict[str, Any] = {}
+    for key in ("$schema", "$id"):
+        if key in natural:
+            wrapper[key] = natural[key]
+    wrapper["type"] = "object"
+    wrapper["properties"] = {RESULT_KEY: _schema.walk_refs(inner, _rewrite_into_result)}
+    wrapper["required"] = [RESULT_KEY]
+    if "$defs" in natural:
+        wrapper["$defs"] = _schema.walk_refs(natural["$defs"], _rewrite_into_result)
+    return wrapper
+
+
+def _legacy_properties(schema: dict[str, Any]) -> dict[str, Any]:
+    """Legacy schemas require every root ``properties`` value to be an object, not a boolean."""
+    properties = schema.get("properties")
+    if isinstance(properties, dict) and any(isinstance(value, bool) for value in properties.values()):
+        fixed = {
+            name: ({} if value is True else {"not": {}}) if isinstance(value, bool) else value
+            for name, value in properties.items()
+        }
+        schema = {**schema, "properties": fixed}
+    return schema
+
+
+def legacy_output_schema(natural: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The output schema a 2025-06-18/2025-11-25 client gets, and whether values are wrapped."""
+    defs = natural.get("$defs", {})
+    if _schema.is_object_schema(natural, defs):
+        shaped = _schema.inline_root_ref(natural)
+        if shaped.get("type") != "object":
+            shaped = {"type": "object", **{key: value for key, value in shaped.items() if key != "type"}}
+        return _legacy_properties(shaped), False
+    return wrap_schema(natural), True
+
+
+@dataclass(frozen=True, slots=True)
+class ToolShape:
+    """How one tool looks to one class of versions: its ``tools/list`` entry and value wrapping."""
+
+    advertised: dict[str, Any]
+    structured: bool
+    """Whether results carry ``structuredContent`` at all for these versions."""
+    wrapped: bool
+    """Whether structured values travel as ``{"result": value}``."""
+
+
+def _has(field: str, version: str) -> bool:
+    since = _FIELD_SINCE.get(field)
+    return since is None or at_least(version, since)
+
+
+def shape_for(tool: Tool, version: str) -> ToolShape:
+    """``tool_shape``, computed once per tool and class of versions."""
+    key = tool_shape_key(version)
+    shape = tool.shapes.get(key)
+    if shape is None:
+        shape = tool.shapes[key] = tool_shape(tool, version)
+    return shape
+
+
+def tool_shape(tool: Tool, version: str) -> ToolShape:
+    entry: dict[str, Any] = {"name": tool.name}
+    if tool.title is not None and _has("title", version):
+        entry["title"] = tool.title
+    entry["description"] = tool.description
+    modern = is_modern(version)
+    entry["inputSchema"] = tool.input_schema if modern else _legacy_properties(tool.input_schema)
+    structured = _structured_era(version)
+    wrapped = False
+    if tool.output_schema is not None and structured:
+        if modern:
+            entry["outputSchema"] = tool.output_schema
+        else:
+            entry["outputSchema"], wrapped = legacy_output_schema(tool.output_schema)
+    for field, value in (("annotations", tool.annotations), ("icons", tool.icons), ("_meta", tool.meta)):
+        if value and _has(field, version):
+            entry[field] = value
+    return ToolShape(entry, structured, wrapped)
+
+
+# --- results -------------------------------------------------------------------------------
+
+
+def content_blocks(blocks: list[ContentBlock], version: str) -> list[dict[str, Any]]:
+    """Wire form of content blocks, with blocks ``version`` lacks turned into text."""
+    wire: list[dict[str, Any]] = []
+    for block in blocks:
+        item = block.to_wire()
+        if "_meta" in item and not _has("_meta", version):
+            item.pop("_meta")
+        since = _BLOCK_SINCE.get(item["type"])
+        if since is not None and not at_least(version, since):
+            item = _as_text(item)
+        wire.append(item)
+    return wire
+
+
+def _as_text(item: dict[str, Any]) -> dict[str, Any]:
+    """A text stand-in for a block the client's version cannot carry, so nothing is silently lost."""
+    if item["type"] == "resource_link":
+        label = item.get("title") or item["name"]
+        return {"type": "text", "text": f"Resource: {label} <{item['uri']}>"}
+    return {"type": "text", "text": f"[{item['type']} content ({item.get('mimeType', 'unknown type')}) omitted]"}
+
+
+def json_text(value: Any) -> str:
+    """The text fallback: compact JSON of the natural value (``null`` for ``None``)."""
+    return pydantic_core.to_json(value).decode()
+
+
+def call_result(outcome: CallOutcome, shape: ToolShape | None, version: str) -> dict[str, Any]:
+    """The ``CallToolResult`` a client of ``version`` receives for ``outcome``."""
+    from ._tools import NO_STRUCTURED
+
+    has_structured = outcome.structured is not NO_STRUCTURED
+    if outcome.content is not None:
+        content = content_blocks(outcome.content, version)
+    elif has_structured:
+        content = [{"type": "text", "text": json_text(outcome.structured)}]
+    else:
+        content = []
+    result: dict[str, Any] = {"content": content}
+    if has_structured and not outcome.is_error and _structured_era(version):
+        value = outcome.structured
+        if is_modern(version):
+            result["structuredContent"] = value
+        elif (shape is not None and shape.wrapped) or not isinstance(value, dict):
+            result["structuredContent"] = {RESULT_KEY: value}
+        else:
+            result["structuredContent"] = value
+    if outcome.is_error:
+        result["isError"] = True
+    if outcome.meta:
+        result["_meta"] = dict(outcome.meta)
+    return result
+
+
+def finish(result: dict[str, Any], version: str, server_info: dict[str, Any] | None) -> dict[str, Any]:
+    """Add the envelope the modern era puts on every complete result."""
+    if is_modern(version):
+        result["resultType"] = "complete"
+        if server_info is not None:
+            meta = result.get("_meta")
+            result["_meta"] = {**meta, SERVER_INFO_KEY: server_info} if meta else {SERVER_INFO_KEY: server_info}
+    return result
+
+
+def cacheable(result: dict[str, Any], version: str, ttl_ms: int, scope: str) -> dict[str, Any]:
+    """Caching hints (modern ``tools/list``, ``resources/read`` …); legacy versions have none."""
+    if is_modern(version):
+        result["ttlMs"] = ttl_ms
+        result["cacheScope"] = scope
+    return result
+
+
+def server_info(
+    version: str,
+    *,
+    name: str,
+    version_string: str | None = None,
+    title: str | None = None,
+    website_url: str | None = None,
+    icons: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """``serverInfo`` (``Implementation``) with the fields ``version`` defines."""
+    info: dict[str, Any] = {"name": name, "version": version_string or ""}
+    for field, value in (("title", title), ("websiteUrl", website_url), ("icons", icons)):
+        if value and _has(field, version):
+            info[field] = value
+    return info
+
+
+def resource_not_found(version: str) -> tuple[int, str]:
+    """The error for an unknown resource URI: -32002 before 2026-07-28, -32602 since."""
+    return (-32602, "Resource not found") if is_modern(version) else (-32002, "Resource not found")

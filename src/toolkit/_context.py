@@ -1,0 +1,329 @@
+"""``Context``: what a tool, resource or prompt can do beyond returning a value.
+
+Declare a parameter of type ``Context`` and toolkit passes one in (it never appears in the
+input schema). The same code works in both protocol eras:
+
+- legacy (2025-11-25 and older): ``elicit``/``sample``/``list_roots`` send a request to the
+  client over the session and wait for the answer;
+- modern (2026-07-28): they use multi round-trip input. On the first round the call ends
+  with ``resultType: "input_required"``; the client retries with the answers and the
+  function runs again from the top, this time getting them. Code before an ``elicit``
+  may therefore run more than once: keep it free of side effects, or do the side effects
+  after the questions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
+
+import pydantic
+from pydantic import BaseModel
+
+from ._errors import ToolError
+from ._mrtr import InputRequired
+from ._session import LOG_RANK, ClientRequestError, RequestScope
+from ._versions import at_least
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+T = TypeVar("T")
+ModelT = TypeVar("ModelT", bound=BaseModel)
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+
+
+@dataclass(frozen=True, slots=True)
+class ElicitResult(Generic[T]):
+    """The user's answer: ``action`` is "accept", "decline" or "cancel"; ``data`` is set on accept."""
+
+    action: Literal["accept", "decline", "cancel"]
+    data: T | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept"
+
+
+@dataclass(frozen=True, slots=True)
+class SamplingResult:
+    """The client's LLM completion (``sampling/createMessage``)."""
+
+    role: str
+    content: Any
+    model: str | None = None
+    stop_reason: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """The completion's text (the concatenated text blocks)."""
+        blocks = self.content if isinstance(self.content, list) else [self.content]
+        return "".join(block.get("text", "") for block in blocks if isinstance(block, dict))
+
+
+@dataclass(frozen=True, slots=True)
+class Root:
+    """A root the client exposes (``roots/list``)."""
+
+    uri: str
+    name: str | None = None
+
+
+class Context:
+    """Per-request access to logging, progress, client input, resources and server state."""
+
+    def __init__(self, scope: RequestScope, server: Server) -> None:
+        self._scope = scope
+        self._server = server
+        self._last_progress: float | None = None
+        self._sequence = 0
+
+    # --- about the request --------------------------------------------------------------------
+
+    @property
+    def request_id(self) -> str | int:
+        return self._scope.request_id
+
+    @property
+    def method(self) -> str:
+        return self._scope.method
+
+    @property
+    def protocol_version(self) -> str:
+        """The protocol version in force for this request."""
+        return self._scope.version
+
+    @property
+    def session_id(self) -> str | None:
+        """The legacy HTTP session's id; ``None`` on stdio and in the stateless modern era."""
+        return self._scope.session.id if self._scope.session is not None else None
+
+    @property
+    def client_info(self) -> dict[str, Any] | None:
+        return self._scope.client_info
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        return self._scope.client_capabilities
+
+    def client_supports(self, capability: str) -> bool:
+        """Whether the client declared ``capability`` ("sampling", "elicitation", "roots", ...)."""
+        return self._scope.client_supports(capability)
+
+    @property
+    def request(self) -> Any:
+        """The transport's request object (a Starlette ``Request`` over HTTP), or ``None``."""
+        return self._scope.request_info
+
+    @property
+    def server(self) -> Server:
+        return self._server
+
+    @property
+    def lifespan(self) -> Any:
+        """What the server's lifespan context manager yielded (``None`` without one)."""
+        return self._server.lifespan_state
+
+    # --- logging and progress -----------------------------------------------------------------
+
+    async def log(self, level: LogLevel, data: Any, *, logger: str | None = None) -> None:
+        """Send ``notifications/message`` to the client, if it asked for this level.
+
+        Legacy era: filtered by ``logging/setLevel``. Modern era: sent only when the request's
+        ``_meta`` carries ``io.modelcontextprotocol/logLevel``, at that level or above.
+        """
+        if level not in LOG_RANK:
+            raise ValueError(f"unknown log level {level!r}; use one of {list(LOG_RANK)}")
+        threshold = self._scope.log_level
+        if threshold is None or LOG_RANK[level] < LOG_RANK[threshold]:
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        await self._scope.send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+
+    async def debug(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("debug", data, logger=logger)
+
+    async def info(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("info", data, logger=logger)
+
+    async def notice(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("notice", data, logger=logger)
+
+    async def warning(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("warning", data, logger=logger)
+
+    async def error(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("error", data, logger=logger)
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send ``notifications/progress``, if the request carried a progress token.
+
+        Progress must increase (spec); a value not above the last one sent is dropped.
+        """
+        token = self._scope.progress_token
+        if token is None:
+            return
+        if self._last_progress is not None and progress <= self._last_progress:
+            return
+        self._last_progress = progress
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._scope.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+
+    async def close_stream(self) -> None:
+        """End this request's SSE connection now; the request goes on (legacy HTTP with an event store).
+
+        The client reconnects with ``Last-Event-ID`` and receives the rest, the result included
+        (SEP-1699 polling). Elsewhere (stdio, the modern era, no event store) it does nothing.
+        """
+        close = getattr(self._scope.request_info, "close_stream", None)
+        if close is not None and not self._scope.modern:
+            await close()
+
+    # --- resources ----------------------------------------------------------------------------
+
+    async def read_resource(self, uri: str) -> list[dict[str, Any]]:
+        """Read one of this server's resources; the contents as they would go on the wire."""
+        return await self._server._read_resource_contents(uri, self._scope)
+
+    # --- input from the client ----------------------------------------------------------------
+
+    def _key(self, kind: str, key: str | None) -> str:
+        self._sequence += 1
+        return key if key is not None else f"{kind}-{self._sequence}"
+
+    async def _ask(
+        self,
+        capability: str,
+        method: str,
+        params: dict[str, Any],
+        key: str | None,
+        valid: Callable[[Any], bool],
+    ) -> Any:
+        scope = self._scope
+        input_key = self._key(capability, key)
+        scope.require(capability)
+        if scope.modern:
+            answer = scope.answers.get(input_key)
+            if valid(answer):
+                return answer
+            # Not answered yet, or answered with something unusable: ask (again). The spec
+            # prefers re-requesting missing input over failing the request.
+            scope.pending_inputs[input_key] = {"method": method, "params": params}
+            raise InputRequired(input_key)
+        assert scope.session is not None
+        try:
+            return await scope.session.request(method, params, scope.send, self._server.client_request_timeout)
+        except ClientRequestError as exc:
+            raise ToolError(f"{method} failed: {exc}") from None
+
+    @overload
+    async def elicit(self, message: str, schema: type[ModelT], *, key: str | None = None) -> ElicitResult[ModelT]: ...
+
+    @overload
+    async def elicit(
+        self, message: str, schema: dict[str, Any], *, key: str | None = None
+    ) -> ElicitResult[dict[str, Any]]: ...
+
+    async def elicit(
+        self, message: str, schema: type[BaseModel] | dict[str, Any], *, key: str | None = None
+    ) -> ElicitResult[Any]:
+        """Ask the user for structured input (``elicitation/create``, form mode).
+
+        ``schema`` is a pydantic model (the answer comes back as an instance of it) or a
+        JSON Schema dict of a flat object with primitive properties. ``key`` names the
+        question in the modern era's ``inputRequests`` (default: generated in call order).
+        """
+        from ._elicitation import elicitation_schema
+
+        model = schema if isinstance(schema, type) and issubclass(schema, BaseModel) else None
+        requested = elicitation_schema(schema)
+        params = {"mode": "form", "message": message, "requestedSchema": requested}
+        if not at_least(self._scope.version, "2025-11-25"):
+            params.pop("mode")  # form mode is implicit before 2025-11-25
+        answer = await self._ask("elicitation", "elicitation/create", params, key, _valid_elicit_answer)
+        return self._elicit_result(answer, model, key)
+
+    def _elicit_result(self, answer: Any, model: type[BaseModel] | None, key: str | None) -> ElicitResult[Any]:
+        action = answer.get("action") if isinstance(answer, dict) else None
+        if action not in ("accept", "decline", "cancel"):
+            raise ToolError("the client's elicitation answer is not a valid ElicitResult")
+        if action != "accept":
+            return ElicitResult(action)
+        content = answer.get("content") or {}
+        if model is None:
+            return ElicitResult("accept", content)
+        try:
+            return ElicitResult("accept", model.model_validate(content))
+        except pydantic.ValidationError as exc:
+            raise ToolError(f"the user's answer does not fit {model.__name__}: {exc.errors()[0]['msg']}") from None
+
+    async def sample(
+        self,
+        messages: str | Sequence[dict[str, Any]],
+        *,
+        max_tokens: int = 512,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        model_preferences: dict[str, Any] | None = None,
+        stop_sequences: list[str] | None = None,
+        key: str | None = None,
+    ) -> SamplingResult:
+        """Ask the client's LLM for a completion (``sampling/createMessage``).
+
+        ``messages`` is a user prompt string or a list of ``{"role", "content"}`` messages.
+        """
+        if isinstance(messages, str):
+            wire_messages: list[dict[str, Any]] = [{"role": "user", "content": {"type": "text", "text": messages}}]
+        else:
+            wire_messages = list(messages)
+        params: dict[str, Any] = {"messages": wire_messages, "maxTokens": max_tokens}
+        for name, value in (
+            ("systemPrompt", system_prompt),
+            ("temperature", temperature),
+            ("modelPreferences", model_preferences),
+            ("stopSequences", stop_sequences),
+        ):
+            if value is not None:
+                params[name] = value
+        answer = await self._ask("sampling", "sampling/createMessage", params, key, _valid_sampling_answer)
+        if not isinstance(answer, dict) or "content" not in answer:
+            raise ToolError("the client's sampling answer is not a valid CreateMessageResult")
+        return SamplingResult(
+            role=str(answer.get("role", "assistant")),
+            content=answer["content"],
+            model=answer.get("model"),
+            stop_reason=answer.get("stopReason"),
+            raw=answer,
+        )
+
+    async def list_roots(self, *, key: str | None = None) -> list[Root]:
+        """The client's roots (``roots/list``)."""
+        answer = await self._ask("roots", "roots/list", {}, key, _valid_roots_answer)
+        roots = answer.get("roots") if isinstance(answer, dict) else None
+        if not isinstance(roots, list):
+            raise ToolError("the client's roots/list answer is not a valid ListRootsResult")
+        return [
+            Root(uri=str(root["uri"]), name=root.get("name"))
+            for root in roots
+            if isinstance(root, dict) and "uri" in root
+        ]
+
+
+def _valid_elicit_answer(answer: Any) -> bool:
+    return isinstance(answer, dict) and answer.get("action") in ("accept", "decline", "cancel")
+
+
+def _valid_sampling_answer(answer: Any) -> bool:
+    return isinstance(answer, dict) and "content" in answer
+
+
+def _valid_roots_answer(answer: Any) -> bool:
+    return isinstance(answer, dict) and isinstance(answer.get("roots"), list)

@@ -1,0 +1,187 @@
+"""JSON Schema 2020-12: the registration-time checks, and the validator.
+
+Every schema toolkit advertises, generated or hand-written, passes ``check_schema`` once
+at registration (ARCHITECTURE §5). Validation uses jsonschema-rs with retrieval switched
+off (``offline=True``), so no code path can fetch a ``$ref``; our own walk runs first and
+rejects anything non-local, because even the metaschema check would try to fetch an
+unknown ``$schema`` URL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Final
+
+import jsonschema_rs
+
+from ._errors import SchemaError
+
+MAX_DEPTH: Final = 64
+"""Deepest subschema nesting accepted (SEP-2106: bound composition-keyword cost)."""
+
+MAX_SUBSCHEMAS: Final = 10_000
+"""Most subschemas accepted in one schema document."""
+
+MAX_DOCUMENT_DEPTH: Final = 256
+"""Deepest JSON nesting anywhere in a schema document, keyword or not."""
+
+REGEX_BACKTRACK_LIMIT: Final = 100_000
+"""Bound on regex backtracking in ``pattern``/``patternProperties`` (ReDoS)."""
+
+DIALECT_2020_12: Final = "https://json-schema.org/draft/2020-12/schema"
+
+# Dialects whose metaschemas jsonschema-rs carries; anything else would be fetched.
+SUPPORTED_DIALECTS: Final = frozenset(
+    {
+        DIALECT_2020_12,
+        DIALECT_2020_12 + "#",
+        "https://json-schema.org/draft/2019-09/schema",
+        "https://json-schema.org/draft/2019-09/schema#",
+        "http://json-schema.org/draft-07/schema",
+        "http://json-schema.org/draft-07/schema#",
+        "http://json-schema.org/draft-06/schema",
+        "http://json-schema.org/draft-06/schema#",
+        "http://json-schema.org/draft-04/schema",
+        "http://json-schema.org/draft-04/schema#",
+    }
+)
+
+# Keywords whose value is one subschema, a list of subschemas, or a map of them.
+_ONE: Final = frozenset(
+    {
+        "additionalProperties",
+        "additionalItems",
+        "contains",
+        "contentSchema",
+        "else",
+        "if",
+        "not",
+        "propertyNames",
+        "then",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+    }
+)
+_LIST: Final = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_MAP: Final = frozenset({"$defs", "definitions", "dependentSchemas", "patternProperties", "properties"})
+_REFS: Final = ("$ref", "$dynamicRef", "$recursiveRef")
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _subschemas(schema: dict[str, Any], pointer: str) -> Iterator[tuple[Any, str]]:
+    for keyword, value in schema.items():
+        if keyword in _ONE:
+            yield value, f"{pointer}/{keyword}"
+        elif keyword in _LIST and isinstance(value, list):
+            for index, item in enumerate(value):
+                yield item, f"{pointer}/{keyword}/{index}"
+        elif keyword in _MAP and isinstance(value, dict):
+            for name, item in value.items():
+                yield item, f"{pointer}/{keyword}/{_escape(str(name))}"
+        elif keyword == "items":
+            if isinstance(value, list):  # draft-07 tuple form
+                for index, item in enumerate(value):
+                    yield item, f"{pointer}/items/{index}"
+            else:
+                yield value, f"{pointer}/items"
+        elif keyword == "dependencies" and isinstance(value, dict):
+            for name, item in value.items():
+                if isinstance(item, (dict, bool)):
+                    yield item, f"{pointer}/dependencies/{_escape(str(name))}"
+
+
+def _document_depth_ok(value: Any, limit: int) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return False
+        if isinstance(node, dict):
+            stack.extend((child, depth + 1) for child in node.values())
+        elif isinstance(node, list):
+            stack.extend((child, depth + 1) for child in node)
+    return True
+
+
+def check_schema(schema: Any, *, what: str) -> None:
+    """Raise ``SchemaError`` unless ``schema`` is safe to advertise and to validate with.
+
+    ``what`` names the schema in the message (for example ``"tool 'x': output schema"``).
+    Checks, in order: JSON nesting, subschema depth and count, ``$schema`` dialect,
+    same-document references, then validity against the dialect's metaschema.
+    """
+    if not isinstance(schema, dict):
+        raise SchemaError(f"{what} must be a JSON object (a dict), not {type(schema).__name__}")
+    if not _document_depth_ok(schema, MAX_DOCUMENT_DEPTH):
+        raise SchemaError(f"{what} is nested deeper than {MAX_DOCUMENT_DEPTH} levels")
+
+    count = 0
+    stack: list[tuple[Any, str, int]] = [(schema, "", 0)]
+    while stack:
+        node, pointer, depth = stack.pop()
+        count += 1
+        if count > MAX_SUBSCHEMAS:
+            raise SchemaError(f"{what} has more than {MAX_SUBSCHEMAS} subschemas; split it or simplify it")
+        if depth > MAX_DEPTH:
+            raise SchemaError(f"{what} nests subschemas deeper than {MAX_DEPTH} levels at '{pointer}'", pointer=pointer)
+        if isinstance(node, bool):
+            continue
+        if not isinstance(node, dict):
+            raise SchemaError(
+                f"{what} has a subschema at '{pointer}' that is neither an object nor a boolean",
+                pointer=pointer,
+            )
+        dialect = node.get("$schema")
+        if dialect is not None and dialect not in SUPPORTED_DIALECTS:
+            raise SchemaError(
+                f"{what} declares an unsupported dialect $schema={dialect!r} at '{pointer or '/'}'; "
+                f"use {DIALECT_2020_12!r} (the default) or a draft toolkit knows",
+                pointer=pointer,
+            )
+        for keyword in _REFS:
+            reference = node.get(keyword)
+            if reference is not None and not (isinstance(reference, str) and reference.startswith("#")):
+                raise SchemaError(
+                    f"{what} has a non-local {keyword} {reference!r} at '{pointer or '/'}'; only same-document "
+                    "references ('#/$defs/...' or '#anchor') are allowed, and toolkit never fetches schemas. "
+                    "Copy the referenced schema into '$defs'",
+                    pointer=pointer,
+                )
+        stack.extend((child, child_pointer, depth + 1) for child, child_pointer in _subschemas(node, pointer))
+
+    try:
+        jsonschema_rs.meta.validate(schema)
+    except jsonschema_rs.ValidationError as exc:
+        pointer = "/" + "/".join(_escape(str(part)) for part in exc.instance_path)
+        raise SchemaError(f"{what} is not a valid JSON Schema at '{pointer}': {exc.message}", pointer=pointer) from None
+    except jsonschema_rs.ReferencingError as exc:  # pragma: no cover - our walk rejects these first
+        raise SchemaError(f"{what} has an unresolvable reference: {exc}") from None
+    try:
+        compile_validator(schema)
+    except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
+        raise SchemaError(f"{what} cannot be compiled: {getattr(exc, 'message', exc)}") from None
+
+
+def compile_validator(schema: dict[str, Any] | bool) -> jsonschema_rs.Validator:
+    """A validator for ``schema`` that can never fetch anything."""
+    return jsonschema_rs.validator_for(
+        schema,
+        offline=True,
+        pattern_options=jsonschema_rs.FancyRegexOptions(backtrack_limit=REGEX_BACKTRACK_LIMIT),
+    )
+
+
+def describe_errors(validator: jsonschema_rs.Validator, instance: Any, *, root: str, limit: int = 5) -> list[str]:
+    """Human-readable validation errors, each prefixed by where in ``instance`` it is."""
+    messages: list[str] = []
+    for error in validator.iter_errors(instance):
+        path = "/".join(str(part) for part in error.instance_path)
+        where = f"{root}/{path}" if path else root
+        messages.append(f"{where}: {error.message}")
+        if len(messages) >= limit:
+            messages.append("(more errors omitted)")
+            break
+    return messages

@@ -1,0 +1,143 @@
+"""Prompts: typed arguments from the signature, messages from whatever the function returns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+import pydantic
+
+from . import _schema
+from ._content import ContentBlock, Text
+from ._errors import PromptError
+from ._functions import FunctionInfo, inspect_function, invoke
+
+
+class Message:
+    """A prompt message: ``Message("text")`` is from the user; give ``role="assistant"`` otherwise."""
+
+    __slots__ = ("content", "role")
+
+    def __init__(self, content: str | ContentBlock, role: Literal["user", "assistant"] = "user") -> None:
+        self.content = Text(content) if isinstance(content, str) else content
+        self.role = role
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"role": self.role, "content": self.content.to_wire()}
+
+    def __repr__(self) -> str:
+        return f"Message({self.content!r}, role={self.role!r})"
+
+
+def _messages(value: Any) -> list[dict[str, Any]]:
+    items: Sequence[Any] = value if isinstance(value, (list, tuple)) else [value]
+    messages: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, Message):
+            messages.append(item.to_wire())
+        elif isinstance(item, (str, ContentBlock)):
+            messages.append(Message(item).to_wire())
+        elif isinstance(item, Mapping) and "role" in item and "content" in item:
+            content = item["content"]
+            wire = content.to_wire() if isinstance(content, ContentBlock) else content
+            if isinstance(wire, str):
+                wire = {"type": "text", "text": wire}
+            messages.append({"role": item["role"], "content": wire})
+        else:
+            raise PromptError(
+                "a prompt must return a str, a Message, a content block, a {'role', 'content'} dict, "
+                f"or a list of those; got {type(item).__name__}"
+            )
+    return messages
+
+
+class Prompt:
+    """A registered prompt. Arguments arrive as strings and are converted to the parameter types."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        context_type: type,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.fn = fn
+        self.info: FunctionInfo = inspect_function(fn, kind="prompt", context_type=context_type)
+        self.name = name or self.info.name
+        self.title = title
+        self.description = description if description is not None else (self.info.doc.summary or "")
+        self.icons = icons
+        self.meta = dict(meta) if meta else None
+        self.arguments = []
+        for param in self.info.params:
+            argument: dict[str, Any] = {"name": param.name}
+            described = self.info.doc.params.get(param.name) or _field_description(param.annotation)
+            if described:
+                argument["description"] = described
+            argument["required"] = param.required
+            self.arguments.append(argument)
+
+    def listing(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"name": self.name}
+        if self.title:
+            entry["title"] = self.title
+        entry["description"] = self.description
+        if self.arguments:
+            entry["arguments"] = self.arguments
+        if self.icons:
+            entry["icons"] = self.icons
+        if self.meta:
+            entry["_meta"] = self.meta
+        return entry
+
+    def bind(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {}
+        problems: list[str] = []
+        for param in self.info.params:
+            if param.name not in arguments:
+                if param.required:
+                    problems.append(f"missing required argument {param.name!r}")
+                continue
+            raw = arguments[param.name]
+            if param.annotation in (str, Any):
+                kwargs[param.name] = raw
+                continue
+            adapter = _schema.adapter_for(param.annotation)
+            try:
+                kwargs[param.name] = adapter.validate_python(raw)
+            except pydantic.ValidationError:
+                try:  # prompt arguments are strings: "[1, 2]" for a list, say
+                    kwargs[param.name] = (
+                        adapter.validate_json(raw) if isinstance(raw, str) else adapter.validate_python(raw)
+                    )
+                except pydantic.ValidationError as exc:
+                    problems.append(f"argument {param.name!r}: {exc.errors()[0]['msg']}")
+        unknown = sorted(set(arguments) - {param.name for param in self.info.params})
+        if unknown and not self.info.accepts_kwargs:
+            problems.append(f"unknown arguments {unknown}")
+        if problems:
+            raise PromptError(f"Invalid arguments for prompt {self.name!r}: " + "; ".join(problems))
+        return kwargs
+
+    async def render(self, arguments: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        kwargs = self.bind(arguments)
+        if self.info.context_param is not None:
+            kwargs[self.info.context_param] = context
+        value = await invoke(self.info, kwargs)
+        result: dict[str, Any] = {}
+        if self.description:
+            result["description"] = self.description
+        result["messages"] = _messages(value)
+        return result
+
+
+def _field_description(annotation: Any) -> str | None:
+    for extra in getattr(annotation, "__metadata__", ()):
+        description = getattr(extra, "description", None)
+        if isinstance(description, str):
+            return description
+    return None

@@ -1,0 +1,189 @@
+"""Resources: static URIs and URI templates, and how a read becomes ``contents``.
+
+A template's variables (``test://template/{id}/data``) are matched against the URI and
+passed to the function by name, converted to the parameter's type. ``{name}`` matches one
+path segment; ``{+name}`` and ``{name*}`` match the rest of the URI, slashes included.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import pydantic
+import pydantic_core
+
+from . import _schema
+from ._errors import RegistrationError
+from ._functions import FunctionInfo, inspect_function, invoke
+
+_VARIABLE: Final = re.compile(r"\{([+#]?)([A-Za-z_][A-Za-z0-9_]*)(\*?)\}")
+
+
+class ResourceContents:
+    """One item of a read result, when a function wants to give several or set the URI/mime type."""
+
+    __slots__ = ("blob", "meta", "mime_type", "text", "uri")
+
+    def __init__(
+        self,
+        *,
+        text: str | None = None,
+        blob: bytes | str | None = None,
+        mime_type: str | None = None,
+        uri: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        if (text is None) == (blob is None):
+            raise TypeError("ResourceContents() takes exactly one of text= or blob=")
+        self.text = text
+        self.blob = None if blob is None else (blob if isinstance(blob, str) else base64.b64encode(blob).decode())
+        self.mime_type, self.uri, self.meta = mime_type, uri, meta
+
+    def to_wire(self, uri: str, mime_type: str | None) -> dict[str, Any]:
+        wire: dict[str, Any] = {"uri": self.uri or uri}
+        mime = self.mime_type or mime_type
+        if mime is not None:
+            wire["mimeType"] = mime
+        if self.text is not None:
+            wire["text"] = self.text
+        else:
+            wire["blob"] = self.blob
+        if self.meta:
+            wire["_meta"] = self.meta
+        return wire
+
+
+class _Readable:
+    """What static resources and templates share: metadata, the function, the read."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        context_type: type,
+        name: str | None,
+        title: str | None,
+        description: str | None,
+        mime_type: str | None,
+        annotations: Mapping[str, Any] | None,
+        icons: list[dict[str, Any]] | None,
+        meta: Mapping[str, Any] | None,
+        ttl_ms: int | None,
+        cache_scope: str | None,
+    ) -> None:
+        self.fn = fn
+        self.info: FunctionInfo = inspect_function(fn, kind="resource", context_type=context_type)
+        self.name = name or self.info.name
+        self.title = title
+        self.description = description if description is not None else self.info.doc.summary
+        self.mime_type = mime_type
+        self.annotations = dict(annotations) if annotations else None
+        self.icons = icons
+        self.meta = dict(meta) if meta else None
+        self.ttl_ms = ttl_ms
+        self.cache_scope = cache_scope
+
+    def _listing(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"name": self.name}
+        for key, value in (
+            ("title", self.title),
+            ("description", self.description),
+            ("mimeType", self.mime_type),
+            ("annotations", self.annotations),
+            ("icons", self.icons),
+            ("_meta", self.meta),
+        ):
+            if value:
+                entry[key] = value
+        return entry
+
+    async def read(self, uri: str, variables: dict[str, str], context: Any) -> list[dict[str, Any]]:
+        kwargs: dict[str, Any] = {}
+        for param in self.info.params:
+            if param.name in variables:
+                kwargs[param.name] = _convert(param.annotation, variables[param.name], param.name)
+        if self.info.context_param is not None:
+            kwargs[self.info.context_param] = context
+        value = await invoke(self.info, kwargs)
+        return self.contents(uri, value)
+
+    def contents(self, uri: str, value: Any) -> list[dict[str, Any]]:
+        if isinstance(value, ResourceContents):
+            return [value.to_wire(uri, self.mime_type)]
+        if isinstance(value, (list, tuple)) and value and all(isinstance(item, ResourceContents) for item in value):
+            return [item.to_wire(uri, self.mime_type) for item in value]
+        if isinstance(value, str):
+            return [{"uri": uri, "mimeType": self.mime_type or "text/plain", "text": value}]
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            blob = base64.b64encode(bytes(value)).decode("ascii")
+            return [{"uri": uri, "mimeType": self.mime_type or "application/octet-stream", "blob": blob}]
+        text = pydantic_core.to_json(value).decode()
+        return [{"uri": uri, "mimeType": self.mime_type or "application/json", "text": text}]
+
+
+def _convert(annotation: Any, raw: str, name: str) -> Any:
+    if annotation is str or annotation is Any:
+        return raw
+    try:
+        return _schema.adapter_for(annotation).validate_python(raw)
+    except pydantic.ValidationError:
+        try:
+            return _schema.adapter_for(annotation).validate_json(raw)
+        except pydantic.ValidationError as exc:
+            raise ValueError(f"URI variable {name!r}: {exc.errors()[0]['msg']}") from None
+
+
+class Resource(_Readable):
+    """A resource at a fixed URI."""
+
+    def __init__(self, uri: str, fn: Callable[..., Any], **options: Any) -> None:
+        super().__init__(fn, **options)
+        self.uri = uri
+        if self.info.params:
+            raise RegistrationError(
+                f"resource {uri!r}: {self.name}() takes parameters "
+                f"{[param.name for param in self.info.params]}, but the URI has no {{variables}} to fill them"
+            )
+
+    def listing(self) -> dict[str, Any]:
+        return {"uri": self.uri, **self._listing()}
+
+
+class ResourceTemplate(_Readable):
+    """Resources whose URIs follow a template; the variables are the function's arguments."""
+
+    def __init__(self, uri_template: str, fn: Callable[..., Any], **options: Any) -> None:
+        super().__init__(fn, **options)
+        self.uri_template = uri_template
+        self.variables: list[str] = []
+        pattern = ["^"]
+        position = 0
+        for match in _VARIABLE.finditer(uri_template):
+            pattern.append(re.escape(uri_template[position : match.start()]))
+            operator, variable, explode = match.groups()
+            self.variables.append(variable)
+            wide = operator in ("+", "#") or explode == "*"
+            pattern.append(f"(?P<{variable}>.+)" if wide else f"(?P<{variable}>[^/?#]+)")
+            position = match.end()
+        pattern.append(re.escape(uri_template[position:]) + "$")
+        self._regex = re.compile("".join(pattern))
+        names = {param.name for param in self.info.params}
+        missing = [variable for variable in self.variables if variable not in names]
+        if missing and not self.info.accepts_kwargs:
+            raise RegistrationError(f"resource template {uri_template!r}: {self.name}() has no parameter for {missing}")
+        extra = [param.name for param in self.info.params if param.name not in self.variables and param.required]
+        if extra:
+            raise RegistrationError(
+                f"resource template {uri_template!r}: {self.name}() requires {extra}, "
+                "which the template does not provide"
+            )
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        found = self._regex.match(uri)
+        return found.groupdict() if found else None
+
+    def listing(self) -> dict[str, Any]:
+        return {"uriTemplate": self.uri_template, **self._listing()}

@@ -1,0 +1,471 @@
+"""From Python type hints to natural JSON Schema 2020-12 (ARCHITECTURE §4).
+
+pydantic generates; toolkit post-processes:
+- no automatic ``title`` noise (titles the user wrote stay);
+- no OpenAPI ``discriminator`` keyword (its mapping points into ``$defs`` and is not 2020-12);
+- ``oneOf`` exactly where a union's branches can never both match, ``anyOf`` elsewhere.
+
+Schemas are generated once per (type, mode) and cached: generation is pure Python and
+costs around a millisecond for a model, while a server usually repeats its types.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import math
+from collections.abc import Callable, Iterable
+from typing import Any, Final, Literal
+
+import pydantic_core
+from pydantic import TypeAdapter
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
+
+JsonSchema = dict[str, Any]
+Mode = Literal["validation", "serialization"]
+
+REF_PREFIX: Final = "#/$defs/"
+_REF_TEMPLATE: Final = REF_PREFIX + "{model}"
+
+
+_TAG_MARK: Final = "x-toolkit-tag"
+
+
+class _Generator(GenerateJsonSchema):
+    """pydantic's generator, minus the automatic titles and key sorting, plus two rules.
+
+    - Serialization mode marks fields with defaults as required: toolkit serializes
+      without ``exclude_defaults``/``exclude_unset``, so those fields are always present.
+    - A discriminated union's tag property is marked so ``tidy`` can make it required in
+      every branch: pydantic's validator rejects a value without its tag.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._enum_names: set[str] = set()
+
+    def generate(self, schema: core_schema.CoreSchema, mode: Any = "validation") -> JsonSchemaValue:
+        result = super().generate(schema, mode)
+        if self._enum_names:
+            _drop_enum_titles(result, self._enum_names)
+        return result
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def sort(self, value: JsonSchemaValue, parent_key: str | None = None) -> JsonSchemaValue:
+        return value
+
+    def field_is_required(self, field: Any, total: bool) -> bool:
+        if (
+            self.mode == "serialization"
+            and field["type"] != "typed-dict-field"
+            and field.get("serialization_exclude_if") is None
+        ):
+            return True
+        return super().field_is_required(field, total)
+
+    @staticmethod
+    def _drop_class_title(json_schema: JsonSchemaValue, cls: Any, config: Any) -> JsonSchemaValue:
+        user_title = config.get("title") if isinstance(config, dict) else None
+        if user_title is None and json_schema.get("title") == getattr(cls, "__name__", None):
+            del json_schema["title"]
+        return json_schema
+
+    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+        cls = schema["cls"]
+        return self._drop_class_title(super().model_schema(schema), cls, getattr(cls, "model_config", None))
+
+    def dataclass_schema(self, schema: core_schema.DataclassSchema) -> JsonSchemaValue:
+        cls = schema["cls"]
+        config = getattr(cls, "__pydantic_config__", None)
+        return self._drop_class_title(super().dataclass_schema(schema), cls, config)
+
+    def typed_dict_schema(self, schema: core_schema.TypedDictSchema) -> JsonSchemaValue:
+        cls = schema.get("cls")
+        config = getattr(cls, "__pydantic_config__", None)
+        return self._drop_class_title(super().typed_dict_schema(schema), cls, config)
+
+    def enum_schema(self, schema: core_schema.EnumSchema) -> JsonSchemaValue:
+        # pydantic adds the enum's title through a metadata hook after this method;
+        # remember the name and strip it in ``generate``.
+        self._enum_names.add(schema["cls"].__name__)
+        return super().enum_schema(schema)
+
+    def tagged_union_schema(self, schema: core_schema.TaggedUnionSchema) -> JsonSchemaValue:
+        result = super().tagged_union_schema(schema)
+        discriminator = result.get("discriminator")
+        if isinstance(discriminator, dict) and isinstance(discriminator.get("propertyName"), str):
+            result[_TAG_MARK] = discriminator["propertyName"]
+        return result
+
+
+def _drop_enum_titles(node: Any, names: set[str]) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _drop_enum_titles(item, names)
+    elif isinstance(node, dict):
+        if "enum" in node and node.get("title") in names:
+            del node["title"]
+        for key, value in node.items():
+            if key not in ("const", "enum", "default", "examples"):
+                _drop_enum_titles(value, names)
+
+
+@functools.lru_cache(maxsize=4096)
+def _adapter(annotation: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(annotation)
+
+
+def adapter_for(annotation: Any) -> TypeAdapter[Any]:
+    """A ``TypeAdapter`` for ``annotation``, shared by every tool that uses the same hint."""
+    try:
+        return _adapter(annotation)
+    except TypeError:  # unhashable annotation: build one of its own
+        return TypeAdapter(annotation)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_schema(annotation: Any, mode: Mode) -> JsonSchema:
+    return _generate(annotation, mode)
+
+
+def _generate(annotation: Any, mode: Mode) -> JsonSchema:
+    schema = adapter_for(annotation).json_schema(
+        mode=mode, by_alias=True, ref_template=_REF_TEMPLATE, schema_generator=_Generator
+    )
+    return tidy(schema)
+
+
+def type_schema(annotation: Any, mode: Mode) -> JsonSchema:
+    """The natural 2020-12 schema of ``annotation``, ``$defs`` at the root.
+
+    The result is a fresh copy; callers may change it.
+    """
+    try:
+        cached = _cached_schema(annotation, mode)
+    except TypeError:  # unhashable annotation
+        return _generate(annotation, mode)
+    return copy.deepcopy(cached)
+
+
+# --- post-processing ---------------------------------------------------------------------------
+
+
+def tidy(schema: JsonSchema) -> JsonSchema:
+    """Drop the OpenAPI ``discriminator`` keyword and choose ``oneOf``/``anyOf`` per union."""
+    defs = schema.get("$defs", {})
+    _tidy_node(schema, defs)
+    for definition in defs.values():
+        _tidy_node(definition, defs)
+    return schema
+
+
+def _tidy_node(node: Any, defs: dict[str, Any]) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _tidy_node(item, defs)
+        return
+    if not isinstance(node, dict):
+        return
+    node.pop("discriminator", None)
+    tag = node.pop(_TAG_MARK, None)
+    if isinstance(tag, str):
+        _require_tag(node, tag, defs)
+    for key, value in node.items():
+        if key in ("$defs", "default", "examples", "const", "enum"):
+            continue
+        if key in ("properties", "patternProperties", "dependentSchemas"):
+            if isinstance(value, dict):
+                for child in value.values():
+                    _tidy_node(child, defs)
+            continue
+        _tidy_node(value, defs)
+    for keyword in ("anyOf", "oneOf"):
+        branches = node.get(keyword)
+        if isinstance(branches, list):
+            chosen = "oneOf" if branches_disjoint(branches, defs) else "anyOf"
+            if chosen != keyword:
+                node[chosen] = node.pop(keyword)
+
+
+def _require_tag(node: dict[str, Any], tag: str, defs: dict[str, Any]) -> None:
+    for keyword in ("oneOf", "anyOf"):
+        for branch in node.get(keyword) or ():
+            if isinstance(branch, dict) and tag not in _required(_resolve(branch, defs)):
+                branch["required"] = [*branch.get("required", ()), tag]
+
+
+# --- disjointness: when may a union be advertised as oneOf? ------------------------------------
+
+
+def _resolve(schema: Any, defs: dict[str, Any], depth: int = 0) -> Any:
+    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and depth < 32:
+        reference: str = schema["$ref"]
+        if not reference.startswith(REF_PREFIX):
+            return schema
+        target = defs.get(reference[len(REF_PREFIX) :])
+        if not isinstance(target, dict):
+            return target if isinstance(target, bool) else schema
+        extra = {key: value for key, value in schema.items() if key != "$ref"}
+        if extra:
+            merged = {**target, **extra}
+            if isinstance(target, dict) and "required" in target and "required" in extra:
+                merged["required"] = [*target["required"], *extra["required"]]
+            schema = merged
+        else:
+            schema = target
+        depth += 1
+    return schema
+
+
+def _value_key(value: Any) -> tuple[str, Any]:
+    """A key equal for values JSON Schema considers equal (``1`` and ``1.0``; not ``true`` and ``1``)."""
+    if value is None:
+        return ("null", None)
+    if isinstance(value, bool):
+        return ("boolean", value)
+    if isinstance(value, (int, float)):
+        return ("number", float(value) if math.isfinite(value) else repr(value))
+    if isinstance(value, str):
+        return ("string", value)
+    return ("json", json.dumps(value, sort_keys=True, separators=(",", ":")))
+
+
+def _json_type_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _finite_values(schema: Any) -> set[tuple[str, Any]] | None:
+    """The exact set of values ``schema`` allows, when it is a ``const`` or an ``enum``."""
+    if not isinstance(schema, dict):
+        return None
+    if "const" in schema:
+        return {_value_key(schema["const"])}
+    if isinstance(schema.get("enum"), list):
+        return {_value_key(value) for value in schema["enum"]}
+    return None
+
+
+def _types(schema: Any, defs: dict[str, Any], depth: int = 0) -> frozenset[str] | None:
+    """The JSON types ``schema`` can accept; ``None`` when that cannot be told."""
+    schema = _resolve(schema, defs)
+    if schema is False:
+        return frozenset()
+    if not isinstance(schema, dict) or depth > 16:
+        return None
+    found: frozenset[str] | None = None
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        found = frozenset({declared})
+    elif isinstance(declared, list):
+        found = frozenset(declared)
+    if found is not None and "number" in found:
+        found = found | {"integer"}
+    # Instance types: "integer" is an integral number, "number" any other number, so a
+    # schema of type "number" accepts both and one of type "integer" only the first.
+    listed = [schema["const"]] if "const" in schema else schema.get("enum")
+    if isinstance(listed, list):
+        value_types = frozenset(_json_type_of(value) for value in listed)
+        found = value_types if found is None else found & value_types
+    for keyword in ("anyOf", "oneOf"):
+        branches = schema.get(keyword)
+        if isinstance(branches, list):
+            union: set[str] = set()
+            for branch in branches:
+                branch_types = _types(branch, defs, depth + 1)
+                if branch_types is None:
+                    return found
+                union |= branch_types
+            found = frozenset(union) if found is None else found & union
+    return found
+
+
+def _required(schema: dict[str, Any]) -> set[str]:
+    required = schema.get("required")
+    return set(required) if isinstance(required, list) else set()
+
+
+def _forbids(schema: dict[str, Any], name: str) -> bool:
+    """Whether an object valid for ``schema`` can never have the property ``name``."""
+    properties = schema.get("properties")
+    if isinstance(properties, dict) and name in properties:
+        return properties[name] is False
+    if schema.get("patternProperties"):
+        return False
+    return schema.get("additionalProperties") is False
+
+
+def _objects_disjoint(left: dict[str, Any], right: dict[str, Any], defs: dict[str, Any]) -> bool:
+    left_properties = left.get("properties")
+    right_properties = right.get("properties")
+    if not isinstance(left_properties, dict):
+        left_properties = {}
+    if not isinstance(right_properties, dict):
+        right_properties = {}
+    left_required, right_required = _required(left), _required(right)
+    # A discriminator: a property both require whose allowed values never meet.
+    for name in left_required & right_required:
+        left_values = _finite_values(_resolve(left_properties.get(name), defs))
+        right_values = _finite_values(_resolve(right_properties.get(name), defs))
+        if left_values is not None and right_values is not None and not left_values & right_values:
+            return True
+        left_types = _types(left_properties.get(name), defs)
+        right_types = _types(right_properties.get(name), defs)
+        if left_types is not None and right_types is not None and not left_types & right_types:
+            return True
+    # One side requires a property the other side forbids.
+    if any(_forbids(right, name) for name in left_required):
+        return True
+    return any(_forbids(left, name) for name in right_required)
+
+
+def schemas_disjoint(left: Any, right: Any, defs: dict[str, Any]) -> bool:
+    """True only when no JSON value can be valid against both schemas."""
+    left, right = _resolve(left, defs), _resolve(right, defs)
+    if left is False or right is False:
+        return True
+    left_types, right_types = _types(left, defs), _types(right, defs)
+    if left_types is not None and right_types is not None and not left_types & right_types:
+        return True
+    left_values, right_values = _finite_values(left), _finite_values(right)
+    if left_values is not None and right_values is not None and not left_values & right_values:
+        return True
+    if (
+        isinstance(left, dict)
+        and isinstance(right, dict)
+        and left_types == frozenset({"object"})
+        and right_types == frozenset({"object"})
+    ):
+        return _objects_disjoint(left, right, defs)
+    return False
+
+
+def branches_disjoint(branches: Iterable[Any], defs: dict[str, Any]) -> bool:
+    """Whether every pair of union branches is disjoint, so ``oneOf`` means the same as ``anyOf``."""
+    items = list(branches)
+    return all(schemas_disjoint(items[i], items[j], defs) for i in range(len(items)) for j in range(i + 1, len(items)))
+
+
+# --- shapes used by the compatibility layer and the tool model --------------------------------
+
+
+def is_object_schema(schema: Any, defs: dict[str, Any] | None = None) -> bool:
+    """Whether every value valid for ``schema`` is a JSON object (so a legacy client accepts it)."""
+    if defs is None:
+        defs = schema.get("$defs", {}) if isinstance(schema, dict) else {}
+    return _types(schema, defs) == frozenset({"object"})
+
+
+def split_defs(schema: JsonSchema) -> tuple[JsonSchema, dict[str, Any]]:
+    """``(schema without $defs, $defs)``."""
+    defs = schema.pop("$defs", {})
+    return schema, defs
+
+
+def json_default(annotation: Any, value: Any) -> tuple[bool, Any]:
+    """``(True, json)`` when a parameter default can be shown in a schema, else ``(False, None)``."""
+    try:
+        return True, adapter_for(annotation).dump_python(value, mode="json", warnings="error")
+    except Exception:
+        try:
+            return True, pydantic_core.to_jsonable_python(value)
+        except Exception:
+            return False, None
+
+
+def walk_refs(node: Any, rewrite: Callable[[str], str]) -> Any:
+    """A copy of ``node`` with every ``$ref``/``$dynamicRef`` string passed through ``rewrite``.
+
+    Values of ``const``/``enum``/``default``/``examples`` are data, not schemas, and are
+    copied unchanged.
+    """
+    if isinstance(node, list):
+        return [walk_refs(item, rewrite) for item in node]
+    if not isinstance(node, dict):
+        return node
+    result: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("$ref", "$dynamicRef") and isinstance(value, str):
+            result[key] = rewrite(value)
+        elif key in ("const", "enum", "default", "examples"):
+            result[key] = value
+        else:
+            result[key] = walk_refs(value, rewrite)
+    return result
+
+
+def _mentions(node: Any, reference: str) -> bool:
+    if isinstance(node, dict):
+        return any(
+            (key == "$ref" and value == reference)
+            or (key not in ("const", "enum", "default") and _mentions(value, reference))
+            for key, value in node.items()
+        )
+    if isinstance(node, list):
+        return any(_mentions(item, reference) for item in node)
+    return False
+
+
+def inline_root_ref(schema: JsonSchema) -> JsonSchema:
+    """Replace a root ``{"$ref": "#/$defs/X"}`` by X itself (kept in ``$defs`` if still referenced).
+
+    Legacy clients need ``type: "object"`` at the root, which a bare ``$ref`` does not have.
+    """
+    reference = schema.get("$ref")
+    defs = schema.get("$defs")
+    if not (isinstance(reference, str) and reference.startswith(REF_PREFIX) and isinstance(defs, dict)):
+        return schema
+    name = reference[len(REF_PREFIX) :]
+    target = defs.get(name)
+    if not isinstance(target, dict):
+        return schema
+    siblings = {key: value for key, value in schema.items() if key not in ("$ref", "$defs")}
+    remaining = dict(defs)
+    if not _mentions(target, reference) and not any(
+        _mentions(definition, reference) for key, definition in defs.items() if key != name
+    ):
+        del remaining[name]
+    inlined: JsonSchema = {**target, **siblings}
+    if remaining:
+        inlined["$defs"] = remaining
+    return inlined
+
+
+class Header:
+    """Mirror a tool parameter into an HTTP header: ``region: Annotated[str, Header("Region")]``.
+
+    Adds ``"x-mcp-header": "Region"`` to the parameter's schema; 2026-07-28 clients then send
+    ``Mcp-Param-Region`` with the value, so load balancers can route on it without parsing
+    the body, and the server checks the header matches the argument.
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get_pydantic_json_schema__(self, core: Any, handler: Any) -> JsonSchemaValue:
+        json_schema: JsonSchemaValue = handler(core)
+        json_schema["x-mcp-header"] = self.name
+        return json_schema
+
+    def __hash__(self) -> int:
+        return hash(("Header", self.name))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Header) and other.name == self.name

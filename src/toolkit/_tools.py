@@ -1,0 +1,394 @@
+"""The Tool model: a decorated function, its natural schemas, and how a call runs.
+
+Everything derivable is computed once, here, at registration: the input and output
+schemas (natural 2020-12, whatever the protocol version), their validators, the
+per-parameter converters and the return-value serializer. A call is then: check the
+arguments against the advertised schema (so the schema and the validator agree by
+construction), convert them with pydantic, run the function, serialize the result.
+How an older client sees the tool is not this module's business (see ``_compat``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, NotRequired, get_args, get_origin
+
+import pydantic
+import pydantic_core
+from typing_extensions import TypedDict
+
+from . import _schema
+from ._content import ContentBlock, Text, ToolResult, is_content, to_blocks
+from ._errors import McpError, RegistrationError, SchemaError, ToolError
+from ._functions import FunctionInfo, inspect_function, invoke
+from ._jsonschema import check_schema, compile_validator, describe_errors
+
+logger = logging.getLogger("toolkit")
+
+NO_STRUCTURED: Final = object()
+"""``CallOutcome.structured`` when the result has no structured content."""
+
+
+@dataclass(slots=True)
+class CallOutcome:
+    """A tool call's result before any protocol version shapes it.
+
+    ``content`` is ``None`` when the tool gave no blocks of its own: the compatibility
+    layer then sends one text block with the JSON of ``structured``.
+    """
+
+    content: list[ContentBlock] | None
+    structured: Any = NO_STRUCTURED
+    is_error: bool = False
+    meta: dict[str, Any] | None = None
+
+    @classmethod
+    def error(cls, message: str) -> CallOutcome:
+        return cls([Text(message)], is_error=True)
+
+
+def _is_content_annotation(annotation: Any) -> bool:
+    """``str``, a content block, ``ToolResult``, or a list/union of those: no output schema."""
+    if annotation is str or annotation is ToolResult:
+        return True
+    if isinstance(annotation, type) and issubclass(annotation, ContentBlock):
+        return True
+    origin = get_origin(annotation)
+    if origin is typing.Annotated:
+        return _is_content_annotation(get_args(annotation)[0])
+    if origin in (list, tuple, typing.Union) or type(annotation).__name__ == "UnionType":
+        args = [arg for arg in get_args(annotation) if arg is not Ellipsis]
+        return bool(args) and all(_is_content_annotation(arg) for arg in args)
+    return False
+
+
+def _converter(annotation: Any) -> Callable[[Any], Any]:
+    """Turn a schema-valid JSON value into what the function expects."""
+    if annotation is str or annotation is bool or annotation is Any:
+        return lambda value: value
+    if annotation is int:
+        return lambda value: int(value) if isinstance(value, float) else value
+    if annotation is float:
+        return lambda value: float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    return _schema.adapter_for(annotation).validate_python
+
+
+def _error_location(error: Mapping[str, Any], root: str) -> str:
+    path = "/".join(str(part) for part in error.get("loc", ()))
+    return f"{root}/{path}" if path else root
+
+
+class ArgumentsInvalid(Exception):
+    """The arguments of a call fail validation; the message lists why."""
+
+
+class Tool:
+    """A registered tool. Built by ``@server.tool``; rarely constructed directly."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        context_type: type,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        structured_output: bool | None = None,
+        root_param: str | None = None,
+        timeout: float | None = None,
+        mask_errors: bool = True,
+    ) -> None:
+        info = inspect_function(fn, kind="tool", context_type=context_type)
+        self.fn = fn
+        self.info = info
+        self.name = name or info.name
+        self.title = title
+        self.description = description if description is not None else (info.doc.summary or "")
+        self.annotations = dict(annotations) if annotations else None
+        self.meta = dict(meta) if meta else None
+        self.icons = icons
+        self.timeout = timeout
+        self.mask_errors = mask_errors
+        self._what = f"tool {self.name!r}"
+        self.shapes: dict[str, Any] = {}
+        """Per class of protocol versions, how clients see this tool (filled by ``_compat``)."""
+
+        self.input_schema = self._build_input_schema(info, input_schema, root_param)
+        check_schema(self.input_schema, what=f"{self._what}: input schema")
+        if self.input_schema.get("type") != "object":
+            raise SchemaError(
+                f'{self._what}: an input schema must have "type": "object" at its root (tool arguments '
+                "are always a JSON object)"
+            )
+        self._input_validator = compile_validator(self.input_schema)
+        self.header_params = header_params(self.input_schema, self._what)
+        """``x-mcp-header`` name → property path, for the HTTP transport to check."""
+
+        self.output_schema, self._serialize = self._build_output(info, output_schema, structured_output)
+        self._output_validator = None
+        if self.output_schema is not None:
+            check_schema(self.output_schema, what=f"{self._what}: output schema")
+            if output_schema is not None:  # a hand-written schema is enforced on every result
+                self._output_validator = compile_validator(self.output_schema)
+
+    # --- registration ------------------------------------------------------------------------
+
+    def _build_input_schema(
+        self, info: FunctionInfo, input_schema: Mapping[str, Any] | None, root_param: str | None
+    ) -> dict[str, Any]:
+        self._root_param = root_param
+        if input_schema is not None:
+            if root_param is not None:
+                raise RegistrationError(f"{self._what}: give either input_schema= or root_param=, not both")
+            self._converters: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
+            self._known = None
+            return dict(input_schema)
+        if info.accepts_kwargs:
+            raise RegistrationError(
+                f"{self._what} takes **kwargs; toolkit cannot derive a schema for it. Name the parameters, "
+                "or pass input_schema= describing them"
+            )
+        self._converters = tuple((param.name, _converter(param.annotation)) for param in info.params)
+        self._known = frozenset(param.name for param in info.params)
+        if root_param is not None:
+            return self._root_schema(info, root_param)
+        return self._object_schema(info)
+
+    def _root_schema(self, info: FunctionInfo, root_param: str) -> dict[str, Any]:
+        others = [param.name for param in info.params if param.name != root_param]
+        if root_param not in self._known or others:  # type: ignore[operator]
+            raise RegistrationError(
+                f"{self._what}: root_param={root_param!r} must name the tool's only parameter "
+                f"(besides a Context); the function takes {[param.name for param in info.params]}"
+            )
+        annotation = info.params[0].annotation
+        schema = _schema.type_schema(annotation, "validation")
+        defs = schema.get("$defs", {})
+        schema = _schema.inline_root_ref(schema)
+        if not _schema.is_object_schema(schema, defs):
+            raise RegistrationError(
+                f"{self._what}: root_param {root_param!r} must be a model or a union of models (its JSON "
+                f"must always be an object); {annotation!r} is not"
+            )
+        return {"type": "object", **{key: value for key, value in schema.items() if key != "type"}}
+
+    def _object_schema(self, info: FunctionInfo) -> dict[str, Any]:
+        properties: dict[str, Any] = {}
+        defs: dict[str, Any] = {}
+        clash = False
+        for param in info.params:
+            fragment, fragment_defs = _schema.split_defs(_schema.type_schema(param.annotation, "validation"))
+            for def_name, definition in fragment_defs.items():
+                if defs.setdefault(def_name, definition) != definition:
+                    clash = True
+            properties[param.name] = fragment
+        if clash:  # two types share a name: let pydantic name them in one pass
+            properties, defs = self._combined_properties(info)
+        for param in info.params:
+            fragment = properties[param.name]
+            described = info.doc.params.get(param.name)
+            if described and "description" not in fragment:
+                fragment["description"] = described
+            if not param.required:
+                shown, value = _schema.json_default(param.annotation, param.default)
+                if shown:
+                    fragment["default"] = value
+        schema: dict[str, Any] = {"type": "object", "properties": properties}
+        required = [param.name for param in info.params if param.required]
+        if required:
+            schema["required"] = required
+        schema["additionalProperties"] = False
+        if defs:
+            schema["$defs"] = defs
+        return schema
+
+    def _combined_properties(self, info: FunctionInfo) -> tuple[dict[str, Any], dict[str, Any]]:
+        fields = {p.name: (p.annotation if p.required else NotRequired[p.annotation]) for p in info.params}
+        arguments = TypedDict(f"{self.name}_arguments", fields)  # type: ignore[misc]
+        schema = _schema.type_schema(arguments, "validation")
+        defs = schema.pop("$defs", {})
+        return dict(schema.get("properties", {})), defs
+
+    def _build_output(
+        self, info: FunctionInfo, output_schema: Mapping[str, Any] | None, structured_output: bool | None
+    ) -> tuple[dict[str, Any] | None, Callable[[Any], Any] | None]:
+        annotation = info.return_annotation
+        typed = info.has_return_annotation and not _is_content_annotation(annotation)
+        if output_schema is not None:
+            if structured_output is False:
+                raise RegistrationError(f"{self._what}: output_schema= contradicts structured_output=False")
+            serialize = self._serializer(annotation) if typed else pydantic_core.to_jsonable_python
+            return dict(output_schema), serialize
+        if structured_output is False:
+            return None, None
+        if structured_output is None and not typed:
+            return None, None
+        if not info.has_return_annotation or annotation is ToolResult:
+            raise RegistrationError(
+                f"{self._what}: structured_output=True needs a return type hint (or output_schema=) to "
+                "derive the output schema from"
+            )
+        return _schema.type_schema(annotation, "serialization"), self._serializer(annotation)
+
+    def _serializer(self, annotation: Any) -> Callable[[Any], Any]:
+        adapter = _schema.adapter_for(annotation)
+
+        def serialize(value: Any) -> Any:
+            try:
+                return adapter.dump_python(value, mode="json", by_alias=True, warnings="error")
+            except pydantic_core.PydanticSerializationError:
+                # A dict for a model, say: validate into the declared type, then serialize.
+                return adapter.dump_python(adapter.validate_python(value), mode="json", by_alias=True)
+
+        return serialize
+
+    # --- calling -----------------------------------------------------------------------------
+
+    def bind(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate ``arguments`` and return the keyword arguments for the function."""
+        if not self._input_validator.is_valid(arguments):
+            raise ArgumentsInvalid("; ".join(describe_errors(self._input_validator, arguments, root="arguments")))
+        if self._root_param is not None:
+            converter = self._converters[0][1]
+            return {self._root_param: self._convert(converter, dict(arguments), "arguments")}
+        if self._known is None:  # hand-written input schema: the JSON values as they are
+            return dict(arguments)
+        kwargs: dict[str, Any] = {}
+        for name, converter in self._converters:
+            if name in arguments:
+                kwargs[name] = self._convert(converter, arguments[name], f"arguments/{name}")
+        return kwargs
+
+    @staticmethod
+    def _convert(converter: Callable[[Any], Any], value: Any, where: str) -> Any:
+        try:
+            return converter(value)
+        except pydantic.ValidationError as exc:
+            problems = [f"{_error_location(error, where)}: {error['msg']}" for error in exc.errors()]
+            raise ArgumentsInvalid("; ".join(problems)) from None
+
+    async def call(self, arguments: Mapping[str, Any] | None, context: Any) -> CallOutcome:
+        """Run the tool. Argument and tool failures come back as ``is_error`` outcomes."""
+        try:
+            kwargs = self.bind(arguments or {})
+        except ArgumentsInvalid as exc:
+            return CallOutcome.error(f"Invalid arguments for tool {self.name!r}: {exc}")
+        if self.info.context_param is not None:
+            kwargs[self.info.context_param] = context
+        try:
+            if self.timeout is None:
+                value = await invoke(self.info, kwargs)
+            else:
+                async with asyncio.timeout(self.timeout):
+                    value = await invoke(self.info, kwargs)
+        except ToolError as exc:
+            return CallOutcome.error(str(exc))
+        except McpError:
+            raise
+        except TimeoutError:
+            if self.timeout is None:
+                raise
+            return CallOutcome.error(f"Tool {self.name!r} timed out after {self.timeout:g} s")
+        except Exception as exc:
+            logger.exception("tool %r raised", self.name)
+            if self.mask_errors:
+                return CallOutcome.error(f"Error executing tool {self.name!r}")
+            return CallOutcome.error(f"Error executing tool {self.name!r}: {type(exc).__name__}: {exc}")
+        try:
+            return self.outcome(value)
+        except _OutputInvalid as exc:
+            logger.error("tool %r returned a result that violates its output schema: %s", self.name, exc)
+            return CallOutcome.error(f"Tool {self.name!r} produced a result that does not match its output schema")
+
+    def outcome(self, value: Any) -> CallOutcome:
+        """Turn the function's return value into a ``CallOutcome``."""
+        if isinstance(value, ToolResult):
+            structured = NO_STRUCTURED
+            if value.has_structured_content:
+                structured = self._structured(value.structured_content)
+            elif self.output_schema is not None and not value.is_error:
+                raise _OutputInvalid("a ToolResult without structured_content, but the tool has an output schema")
+            return CallOutcome(value.content, structured, value.is_error, value.meta)
+        if self.output_schema is not None:
+            return CallOutcome(None, self._structured(value))
+        if value is None:
+            return CallOutcome([])
+        if is_content(value):
+            return CallOutcome(to_blocks(value))
+        if isinstance(value, (list, tuple)) and not value:
+            return CallOutcome([])
+        try:
+            text = pydantic_core.to_json(value).decode()
+        except pydantic_core.PydanticSerializationError:
+            text = str(value)
+        return CallOutcome([Text(text)])
+
+    def _structured(self, value: Any) -> Any:
+        assert self._serialize is not None or self.output_schema is None
+        serialize = self._serialize or pydantic_core.to_jsonable_python
+        try:
+            structured = serialize(value)
+        except (pydantic.ValidationError, pydantic_core.PydanticSerializationError, TypeError, ValueError) as exc:
+            raise _OutputInvalid(str(exc)) from None
+        if self._output_validator is not None and not self._output_validator.is_valid(structured):
+            raise _OutputInvalid("; ".join(describe_errors(self._output_validator, structured, root="result")))
+        return structured
+
+    def __repr__(self) -> str:
+        return f"Tool(name={self.name!r})"
+
+
+class _OutputInvalid(Exception):
+    pass
+
+
+_TOKEN: Final = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_HEADER_TYPES: Final = frozenset({"string", "integer", "boolean"})
+
+
+def header_params(schema: Mapping[str, Any], what: str) -> dict[str, tuple[str, ...]]:
+    """The ``x-mcp-header`` annotations of an input schema, checked (spec 2026-07-28, tools).
+
+    An annotation must sit on a primitive property reachable from the root through
+    ``properties`` alone, with a token-syntax name unique regardless of case.
+    """
+    found: dict[str, tuple[str, ...]] = {}
+
+    def visit(node: Any, path: tuple[str, ...], reachable: bool) -> None:
+        if isinstance(node, list):
+            for item in node:
+                visit(item, path, False)
+            return
+        if not isinstance(node, dict):
+            return
+        name = node.get("x-mcp-header")
+        if name is not None:
+            where = ".".join(path) or "(root)"
+            if not reachable or not path:
+                raise SchemaError(f"{what}: x-mcp-header on {where} is not reachable through 'properties' alone")
+            if not isinstance(name, str) or not _TOKEN.match(name):
+                raise SchemaError(f"{what}: x-mcp-header {name!r} on {where} is not a valid HTTP header name token")
+            if node.get("type") not in _HEADER_TYPES:
+                raise SchemaError(f"{what}: x-mcp-header on {where} needs a string, integer or boolean property")
+            if name.lower() in (known.lower() for known in found):
+                raise SchemaError(f"{what}: x-mcp-header {name!r} is used twice")
+            found[name] = path
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                for child_name, child in value.items():
+                    visit(child, (*path, child_name), reachable)
+            elif key not in ("const", "enum", "default", "examples", "x-mcp-header"):
+                visit(value, path, False)
+
+    visit(schema, (), True)
+    return found

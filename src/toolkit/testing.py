@@ -1,0 +1,214 @@
+"""An in-memory MCP client for tests: talk to a ``Server`` without a subprocess or a socket.
+
+It speaks either era exactly as a real client would (``initialize`` for a legacy version,
+per-request ``_meta`` for 2026-07-28) and gives back raw wire JSON, so a test sees what a
+client would see::
+
+    async with Client(server) as client:                      # 2026-07-28
+        result = await client.call_tool("get_count")
+        assert result["structuredContent"] == 42
+
+    async with Client(server, protocol_version="2025-11-25") as client:
+        result = await client.call_tool("get_count")
+        assert result["structuredContent"] == {"result": 42}
+
+Answers to the server's questions (elicitation, sampling, roots) come from the handlers
+you pass; in the modern era ``call_tool`` follows ``input_required`` rounds for you
+(``follow_input=False`` to see them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pydantic_core
+
+from ._engine import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY, Connection
+from ._jsonrpc import Request, Response
+from ._server import Server
+from ._versions import LATEST_VERSION, is_known, is_modern
+
+Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
+
+
+class ClientError(Exception):
+    """The server answered with a JSON-RPC error; ``error`` is its ``error`` object."""
+
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(f"{error.get('code')}: {error.get('message')}")
+        self.error = error
+        self.code = error.get("code")
+
+
+class Client:
+    """An in-process client of ``server`` speaking ``protocol_version``."""
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        protocol_version: str = LATEST_VERSION,
+        capabilities: dict[str, Any] | None = None,
+        client_info: dict[str, Any] | None = None,
+        log_level: str | None = None,
+        elicitation: Handler | None = None,
+        sampling: Handler | None = None,
+        roots: Handler | None = None,
+    ) -> None:
+        if not is_known(protocol_version):
+            raise ValueError(f"unknown protocol version {protocol_version!r}")
+        self.server = server
+        self.protocol_version = protocol_version
+        self.modern = is_modern(protocol_version)
+        self.handlers = {"elicitation/create": elicitation, "sampling/createMessage": sampling, "roots/list": roots}
+        if capabilities is None:
+            capabilities = {}
+            for name, handler in (("elicitation", elicitation), ("sampling", sampling), ("roots", roots)):
+                if handler is not None:
+                    capabilities[name] = {}
+        self.capabilities = capabilities
+        self.client_info = client_info or {"name": "toolkit-testing", "version": "1.0"}
+        self.log_level = log_level
+        self.messages: list[dict[str, Any]] = []
+        """Every message the server sent besides responses (notifications, requests), in order."""
+        self.initialize_result: dict[str, Any] | None = None
+        self._connection = Connection()
+        self._ids = itertools.count(1)
+        self._stack = contextlib.AsyncExitStack()
+
+    async def __aenter__(self) -> Client:
+        await self._stack.enter_async_context(self.server.running())
+        if not self.modern:
+            response = await self.request(
+                "initialize",
+                {
+                    "protocolVersion": self.protocol_version,
+                    "capabilities": self.capabilities,
+                    "clientInfo": self.client_info,
+                },
+            )
+            if "error" in response:
+                raise ClientError(response["error"])
+            self.initialize_result = response["result"]
+            await self.notify("notifications/initialized")
+            if self.log_level is not None:
+                await self.result("logging/setLevel", {"level": self.log_level})
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        self.server.engine.forget(self._connection.session)
+        await self._stack.aclose()
+
+    @property
+    def notifications(self) -> list[dict[str, Any]]:
+        return [message for message in self.messages if "id" not in message]
+
+    def _meta(self, extra: dict[str, Any] | None) -> dict[str, Any]:
+        meta: dict[str, Any] = {}
+        if self.modern:
+            meta[PROTOCOL_VERSION_KEY] = self.protocol_version
+            meta[CLIENT_CAPABILITIES_KEY] = self.capabilities
+            meta[CLIENT_INFO_KEY] = self.client_info
+            if self.log_level is not None:
+                meta[LOG_LEVEL_KEY] = self.log_level
+        if extra:
+            meta.update(extra)
+        return meta
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        # Round-trip through JSON so the test sees exactly what a real client would.
+        message = pydantic_core.from_json(pydantic_core.to_json(message))
+        self.messages.append(message)
+        if "id" in message and "method" in message:  # a server-to-client request (legacy era)
+            handler = self.handlers.get(message["method"])
+            if handler is None:
+                reply = Response(message["id"], None, {"code": -32601, "message": "no handler in the test client"})
+            else:
+                answer = handler(message.get("params", {}))
+                if isinstance(answer, Awaitable):
+                    answer = await answer
+                reply = Response(message["id"], answer, None)
+            self.server.engine.handle_response(reply, self._connection)
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, *, meta: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Send one request; return the raw JSON-RPC response (``result`` or ``error``)."""
+        params = dict(params or {})
+        merged = self._meta(meta)
+        if merged or "_meta" in params:
+            params["_meta"] = {**merged, **params.get("_meta", {})}
+        request = Request(next(self._ids), method, params)
+        reply = await self.server.engine.handle_request(request, self._connection, self._send)
+        response: dict[str, Any] = pydantic_core.from_json(reply.body)
+        response["_http_status"] = reply.status
+        return response
+
+    async def result(self, method: str, params: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+        """Send one request; return its ``result``, or raise ``ClientError``."""
+        response = await self.request(method, params, **options)
+        if "error" in response:
+            raise ClientError(response["error"])
+        result: dict[str, Any] = response["result"]
+        return result
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        from ._jsonrpc import Notification
+
+        await self.server.engine.handle_notification(Notification(method, params or {}), self._connection)
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            result = await self.result("tools/list", {"cursor": cursor} if cursor else {})
+            tools.extend(result["tools"])
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return tools
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        meta: dict[str, Any] | None = None,
+        follow_input: bool = True,
+        max_rounds: int = 10,
+    ) -> dict[str, Any]:
+        """Call a tool; return the ``CallToolResult`` (answering ``input_required`` rounds)."""
+        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        return await self._with_input("tools/call", params, meta, follow_input, max_rounds)
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None, **options: Any) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        return await self._with_input("prompts/get", params, None, options.get("follow_input", True), 10)
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        return await self._with_input("resources/read", {"uri": uri}, None, True, 10)
+
+    async def _with_input(
+        self, method: str, params: dict[str, Any], meta: dict[str, Any] | None, follow: bool, max_rounds: int
+    ) -> dict[str, Any]:
+        for _ in range(max_rounds):
+            result = await self.result(method, params, meta=meta)
+            if result.get("resultType") != "input_required" or not follow:
+                return result
+            responses: dict[str, Any] = {}
+            for key, asked in (result.get("inputRequests") or {}).items():
+                handler = self.handlers.get(asked["method"])
+                if handler is None:
+                    raise AssertionError(f"the server asked for {asked['method']} and the test client has no handler")
+                answer = handler(asked.get("params", {}))
+                responses[key] = await answer if isinstance(answer, Awaitable) else answer
+            params = {**params, "inputResponses": responses}
+            if "requestState" in result:
+                params["requestState"] = result["requestState"]
+            else:
+                params.pop("requestState", None)
+        raise AssertionError(f"{method} still needed input after {max_rounds} rounds")
