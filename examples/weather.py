@@ -10,6 +10,7 @@ wrapped as ``{"result": [...]}``.
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import Enum
 from typing import Annotated, Literal
 
@@ -205,6 +206,12 @@ def get_precipitation(city: str) -> Precipitation:
 
 
 @server.tool
+def get_sunrise(city: str) -> datetime:
+    """Local sunrise time on the summer solstice (a naive local time: no UTC offset)."""
+    return datetime(2026, 6, 21, 5, 11)
+
+
+@server.tool
 def get_city_populations() -> dict[str, int]:
     """Population of each city with a forecast."""
     return {"Seattle": 755_078, "Denver": 715_522}
@@ -294,6 +301,7 @@ INTEROP_PLAN: list[dict[str, object]] = [
         "expected": {"kind": "snow", "centimetres": 4.5},
         "error": False,
     },
+    {"tool": "get_sunrise", "arguments": {"city": "Seattle"}, "expected": "2026-06-21T05:11:00", "error": False},
     {
         "tool": "get_city_populations",
         "arguments": {},

@@ -94,6 +94,22 @@ class _Generator(GenerateJsonSchema):
         self._enum_names.add(schema["cls"].__name__)
         return super().enum_schema(schema)
 
+    # RFC 3339 "date-time" and "time" require a UTC offset, which a naive value serialized by
+    # pydantic does not have ("2026-01-02T09:30:00"); clients that check formats (the
+    # TypeScript SDKs do) would reject such a result. An output schema claims the format only
+    # when the hint guarantees an aware value (``AwareDatetime``). Input schemas keep it: it
+    # guides the model, and toolkit accepts a superset (naive values too).
+    def datetime_schema(self, schema: core_schema.DatetimeSchema) -> JsonSchemaValue:
+        return self._offset_format(super().datetime_schema(schema), schema)
+
+    def time_schema(self, schema: core_schema.TimeSchema) -> JsonSchemaValue:
+        return self._offset_format(super().time_schema(schema), schema)
+
+    def _offset_format(self, result: JsonSchemaValue, schema: Any) -> JsonSchemaValue:
+        if self.mode == "serialization" and schema.get("tz_constraint") != "aware":
+            result.pop("format", None)
+        return result
+
     def tagged_union_schema(self, schema: core_schema.TaggedUnionSchema) -> JsonSchemaValue:
         result = super().tagged_union_schema(schema)
         discriminator = result.get("discriminator")

@@ -11,6 +11,7 @@ How an older client sees the tool is not this module's business (see ``_compat``
 from __future__ import annotations
 
 import asyncio
+import collections.abc
 import logging
 import re
 import typing
@@ -52,18 +53,29 @@ class CallOutcome:
         return cls([Text(message)], is_error=True)
 
 
+def _is_block(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, ContentBlock)
+
+
 def _is_content_annotation(annotation: Any) -> bool:
-    """``str``, a content block, ``ToolResult``, or a list/union of those: no output schema."""
-    if annotation is str or annotation is ToolResult:
-        return True
-    if isinstance(annotation, type) and issubclass(annotation, ContentBlock):
+    """``str``, a content block, ``ToolResult``, or a list/union of blocks: no output schema.
+
+    ``list[str]`` is data (a JSON array of strings), not content: a list counts as content
+    only when it holds block types (``list[Text | Image]``, ``list[str | Image]``).
+    """
+    if annotation is str or annotation is ToolResult or _is_block(annotation):
         return True
     origin = get_origin(annotation)
     if origin is typing.Annotated:
         return _is_content_annotation(get_args(annotation)[0])
-    if origin in (list, tuple, typing.Union) or type(annotation).__name__ == "UnionType":
-        args = [arg for arg in get_args(annotation) if arg is not Ellipsis]
+    args = [arg for arg in get_args(annotation) if arg is not Ellipsis]
+    if origin is typing.Union or type(annotation).__name__ == "UnionType":
         return bool(args) and all(_is_content_annotation(arg) for arg in args)
+    if origin in (list, tuple, collections.abc.Sequence):
+        members = [member for arg in args for member in (get_args(arg) or (arg,))]
+        return any(_is_block(member) for member in members) and all(
+            member is str or _is_block(member) for member in members
+        )
     return False
 
 

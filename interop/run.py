@@ -1,0 +1,723 @@
+#!/usr/bin/env python3
+"""Interop runner: real, unmodified MCP client libraries against a toolkit server.
+
+For every client configuration x transport (stdio, Streamable HTTP) it starts the server under
+test, runs that client's driver (interop/drivers/) with the plan, and checks what the client
+library handed to its user:
+
+  * connect: the handshake/negotiation succeeded in the expected era (protocol version);
+  * tools/list: succeeded (the library's own result parsing ran) and lists every planned tool;
+  * each planned call: no exception from the library (its own output-schema validation ran), no
+    isError, and the value the user gets equals the plan's `expected`:
+      - modern era (2026-07-28): structuredContent == expected;
+      - legacy era (2025-06-18 .. 2025-11-25): structuredContent == expected when that is an
+        object, else structuredContent == {"result": expected} under the documented wrapper
+        outputSchema {"type":"object","properties":{"result":...},"required":["result"]};
+      - tools without an outputSchema (str returns): the text content equals expected;
+      - content[0] is a TextContent whose text parses to JSON equal to expected (non-str tools);
+  * planned calls with "error": true come back as an isError result (not an exception/crash).
+
+Prints a table (client x transport x check -> PASS/FAIL reason) and closes with the line
+`N passed, M failed`; exits 1 on any failure (2 on a harness/setup error). Standard library only.
+
+The plan is `INTEROP_PLAN` from examples/weather.py (imported by file path, in a subprocess with
+the project's interpreter), or any JSON / .py file given with --plan. Plan entries:
+    {"tool": str, "arguments": dict, "expected": <JSON value the function returns>, "error": bool}
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+INTEROP = ROOT / "interop"
+DRIVERS = INTEROP / "drivers"
+INSTALL = ROOT / ".interop"
+
+MODERN_VERSION = "2026-07-28"
+LEGACY_VERSION = "2025-11-25"
+FIRST_STRUCTURED_VERSION = "2025-06-18"
+
+DEFAULT_TARGET = "examples/weather.py:server"
+
+
+# --------------------------------------------------------------------------------------------
+# client configurations
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    key: str  # unique id used by --clients
+    label: str  # table label
+    env: str  # directory under .interop/
+    driver: str  # file under interop/drivers/
+    mode: str  # driver --mode
+    expect_version: str  # protocol version the connection must end up on
+    js: bool = False
+
+    def argv(self) -> list[str]:
+        if self.js:
+            return ["node", str(INSTALL / self.env / self.driver)]
+        return [str(INSTALL / self.env / "bin" / "python"), str(DRIVERS / self.driver)]
+
+
+CLIENTS: list[ClientConfig] = [
+    ClientConfig("py-mcp130", "py mcp 1.30.0 (legacy)", "py-mcp130", "py_mcp130.py", "legacy", LEGACY_VERSION),
+    ClientConfig("py-mcp230-modern", "py mcp 2.3.0 (modern)", "py-mcp230", "py_mcp230.py", "auto", MODERN_VERSION),
+    ClientConfig("py-mcp230-legacy", "py mcp 2.3.0 (legacy)", "py-mcp230", "py_mcp230.py", "legacy", LEGACY_VERSION),
+    ClientConfig("ts-sdk1", "ts sdk 1.32.2 (legacy)", "ts-sdk1", "ts_sdk1.mjs", "legacy", LEGACY_VERSION, js=True),
+    ClientConfig(
+        "ts-client2-modern", "ts client 2.4.0 (modern)", "ts-client2", "ts_client2.mjs", "auto", MODERN_VERSION, js=True
+    ),
+    # The 2.4.0 client's DEFAULT (no versionNegotiation option) is a plain legacy initialize.
+    ClientConfig(
+        "ts-client2-legacy",
+        "ts client 2.4.0 (default=legacy)",
+        "ts-client2",
+        "ts_client2.mjs",
+        "legacy",
+        LEGACY_VERSION,
+        js=True,
+    ),
+]
+TRANSPORTS = ["stdio", "http"]
+
+
+# --------------------------------------------------------------------------------------------
+# JSON comparison
+
+
+def jeq(a: Any, b: Any) -> bool:
+    """Strict JSON equality: bool is not a number; 12 == 12.0 (JavaScript clients drop the '.0')."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(jeq(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(jeq(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def short(v: Any, n: int = 120) -> str:
+    s = json.dumps(v, separators=(",", ":"), default=repr) if not isinstance(v, str) else v
+    return s if len(s) <= n else s[: n - 3] + "..."
+
+
+def is_wrapper_schema(schema: Any) -> bool:
+    return (
+        isinstance(schema, dict)
+        and schema.get("type") == "object"
+        and isinstance(schema.get("properties"), dict)
+        and list(schema["properties"]) == ["result"]
+        and schema.get("required") == ["result"]
+    )
+
+
+def era_of(version: str | None) -> str:
+    if not version:
+        return "unknown"
+    if version >= MODERN_VERSION:
+        return "modern"
+    if version >= FIRST_STRUCTURED_VERSION:
+        return "legacy"
+    return "pre-structured"
+
+
+# --------------------------------------------------------------------------------------------
+# plan
+
+
+def load_plan(plan_arg: str | None, python: str) -> tuple[list[dict[str, Any]], str]:
+    path = Path(plan_arg) if plan_arg else ROOT / DEFAULT_TARGET.split(":", maxsplit=1)[0]
+    if not path.is_absolute():
+        path = (Path.cwd() / path) if plan_arg else path
+    if not path.exists():
+        raise SetupError(f"plan source {path} does not exist (give --plan FILE.json|FILE.py)")
+    if path.suffix == ".json":
+        plan = json.loads(path.read_text(encoding="utf-8"))
+    else:
+        code = (
+            "import importlib.util, json, sys\n"
+            "spec = importlib.util.spec_from_file_location('_interop_plan_source', sys.argv[1])\n"
+            "mod = importlib.util.module_from_spec(spec)\n"
+            "sys.modules[spec.name] = mod\n"
+            "spec.loader.exec_module(mod)\n"
+            "plan = getattr(mod, 'INTEROP_PLAN')\n"
+            "try:\n"
+            "    text = json.dumps(plan)\n"
+            "except TypeError:\n"
+            "    from pydantic_core import to_jsonable_python\n"
+            "    text = json.dumps(to_jsonable_python(plan))\n"
+            "sys.stdout.write('\\n@@PLAN@@' + text)\n"
+        )
+        try:
+            proc = subprocess.run(
+                [python, "-c", code, str(path)],
+                check=False,
+                cwd=ROOT,
+                env=server_env({}),
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+        except subprocess.TimeoutExpired as e:
+            raise SetupError(f"importing {path} for INTEROP_PLAN timed out") from e
+        if proc.returncode != 0 or "@@PLAN@@" not in proc.stdout:
+            raise SetupError(f"could not import INTEROP_PLAN from {path} with {python}:\n{proc.stderr[-3000:]}")
+        plan = json.loads(proc.stdout.rsplit("@@PLAN@@", 1)[1])
+    if not isinstance(plan, list) or not plan:
+        raise SetupError(f"plan from {path} must be a non-empty list")
+    for i, s in enumerate(plan):
+        if not isinstance(s, dict) or not isinstance(s.get("tool"), str):
+            raise SetupError(f"plan entry {i} must be a dict with a 'tool' string: {s!r}")
+        s.setdefault("arguments", {})
+        s.setdefault("error", False)
+        if not isinstance(s["arguments"], dict):
+            raise SetupError(f"plan entry {i} ({s['tool']}): 'arguments' must be a dict")
+        if not s["error"] and "expected" not in s:
+            raise SetupError(f"plan entry {i} ({s['tool']}): non-error entries need 'expected'")
+    return plan, str(path)
+
+
+def step_labels(plan: list[dict[str, Any]]) -> list[str]:
+    labels = []
+    for s in plan:
+        args = ",".join(f"{k}={short(v, 24)}" for k, v in s["arguments"].items())
+        labels.append(f"{s['tool']}({args})" + (" !err" if s["error"] else ""))
+    return labels
+
+
+# --------------------------------------------------------------------------------------------
+# processes
+
+
+class SetupError(Exception):
+    pass
+
+
+def server_env(extra: dict[str, str]) -> dict[str, str]:
+    env = dict(os.environ)
+    src = str(ROOT / "src")
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    env.update(extra)
+    return env
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def kill_group(proc: subprocess.Popen, grace: float = 5.0) -> None:
+    """Stop a process we started in its own session (and its process group)."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(5)
+
+
+def reap_marked(marker: str) -> list[int]:
+    """Kill leftover processes started by this run (they carry INTEROP_RUN_MARK=marker in their
+    environment: drivers, and stdio servers that drivers spawned in their own sessions)."""
+    needle = f"INTEROP_RUN_MARK={marker}".encode()
+    killed = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            if needle in (d / "environ").read_bytes().split(b"\0"):
+                os.kill(int(d.name), signal.SIGKILL)
+                killed.append(int(d.name))
+        except (OSError, ValueError):
+            continue
+    return killed
+
+
+@dataclass
+class RunResult:
+    client: ClientConfig
+    transport: str
+    rows: list[tuple[str, bool, str]] = field(default_factory=list)
+    doc: dict[str, Any] | None = None
+    seconds: float = 0.0
+    logs: dict[str, str] = field(default_factory=dict)
+    leftovers: list[int] = field(default_factory=list)
+
+
+def tail(path: Path, n: int = 1500) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")[-n:]
+    except OSError:
+        return ""
+
+
+def start_http_server(cmd: list[str], workdir: Path, marker: str, startup: float) -> tuple[subprocess.Popen, int, Path]:
+    last = ""
+    for attempt in range(3):
+        port = free_port()
+        log = workdir / f"server-http-{attempt}.log"
+        argv = [*cmd, "--transport", "http", "--host", "127.0.0.1", "--port", str(port)]
+        with open(log, "wb") as lf:
+            proc = subprocess.Popen(
+                argv,
+                cwd=ROOT,
+                env=server_env({"INTEROP_RUN_MARK": marker}),
+                stdin=subprocess.DEVNULL,
+                stdout=lf,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + startup
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                break
+            if port_open(port):
+                return proc, port, log
+            time.sleep(0.1)
+        kill_group(proc)
+        last = f"server exited with {proc.returncode}" if proc.returncode is not None else "server did not listen"
+        last += f" (port {port}, {startup:.0f}s): {tail(log, 800)}"
+        if "address already in use" not in tail(log).lower():
+            break
+    raise SetupError(last)
+
+
+def read_doc(path: Path) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def run_one(
+    client: ClientConfig,
+    transport: str,
+    server_cmd: list[str],
+    plan_file: Path,
+    plan: list[dict[str, Any]],
+    workdir: Path,
+    args: argparse.Namespace,
+) -> RunResult:
+    rr = RunResult(client, transport)
+    marker = uuid.uuid4().hex
+    out = workdir / "driver-output.json"
+    driver_log = workdir / "driver-stderr.log"
+    rr.logs["driver_stderr"] = str(driver_log)
+    t0 = time.monotonic()
+    server = None
+    try:
+        argv = [
+            *client.argv(),
+            "--transport",
+            transport,
+            "--mode",
+            client.mode,
+            "--plan",
+            str(plan_file),
+            "--timeout",
+            str(args.request_timeout),
+            "--out",
+            str(out),
+        ]
+        if transport == "stdio":
+            argv += [
+                "--command",
+                json.dumps(server_cmd),
+                "--cwd",
+                str(ROOT),
+                "--server-env",
+                f"PYTHONPATH={server_env({})['PYTHONPATH']}",
+                "--server-env",
+                f"INTEROP_RUN_MARK={marker}",
+            ]
+        else:
+            try:
+                server, port, slog = start_http_server(server_cmd, workdir, marker, args.startup_timeout)
+                rr.logs["server"] = str(slog)
+            except SetupError as e:
+                rr.rows = not_run(plan, f"HTTP server failed to start: {e}")
+                return rr
+            argv += ["--url", f"http://127.0.0.1:{port}/mcp"]
+        env = dict(os.environ)
+        env["INTEROP_RUN_MARK"] = marker
+        env.pop("PYTHONPATH", None)  # the driver runs in its own pinned environment
+        with open(driver_log, "wb") as lf:
+            proc = subprocess.Popen(
+                argv,
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=lf,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            try:
+                proc.wait(args.driver_timeout)
+            except subprocess.TimeoutExpired:
+                kill_group(proc)
+                timed_out = f"driver killed after {args.driver_timeout:.0f}s (--driver-timeout)"
+                partial = read_doc(out)
+                if partial is None or not partial.get("connect", {}).get("ok"):
+                    rr.rows = not_run(plan, f"{timed_out}; output: {tail(driver_log, 600)!r}")
+                else:  # the drivers keep a partial document on disk: judge what did run
+                    rr.doc = partial
+                    rr.rows = check(client, partial, plan, missing_reason=timed_out)
+                return rr
+        if not out.exists():
+            rr.rows = not_run(
+                plan, f"driver exited {proc.returncode} without output; output: {tail(driver_log, 800)!r}"
+            )
+            return rr
+        rr.doc = read_doc(out)
+        if rr.doc is None:
+            rr.rows = not_run(plan, f"driver exited {proc.returncode} with unreadable output {out}")
+            return rr
+        rr.rows = check(client, rr.doc, plan)
+        return rr
+    finally:
+        if server is not None:
+            kill_group(server)
+        rr.leftovers = reap_marked(marker)
+        rr.seconds = time.monotonic() - t0
+
+
+# --------------------------------------------------------------------------------------------
+# checks
+
+
+def describe_error(e: dict[str, Any] | None) -> str:
+    if not e:
+        return "unknown error"
+    code = f" [{e['code']}]" if "code" in e else ""
+    return f"{e.get('type', '?')}{code}: {short(e.get('message', ''), 300)}"
+
+
+def text_of(result: dict[str, Any]) -> str | None:
+    content = result.get("content") or []
+    if content and isinstance(content[0], dict) and content[0].get("type") == "text":
+        return content[0].get("text")
+    return None
+
+
+def check_call(step: dict[str, Any], call: dict[str, Any], tool: dict[str, Any] | None, era: str) -> tuple[bool, str]:
+    if step["error"]:
+        if not call.get("ok"):
+            return False, f"expected an isError result, client raised {describe_error(call.get('error'))}"
+        r = call["result"]
+        if not r.get("isError"):
+            return False, f"expected an isError result, got success: {short(r.get('structuredContent', text_of(r)))}"
+        return True, f"isError: {short(text_of(r) or '', 60)}"
+
+    if not call.get("ok"):
+        return False, f"client raised {describe_error(call.get('error'))}"
+    r = call["result"]
+    if r.get("isError"):
+        return False, f"tool returned isError: {short(text_of(r) or r.get('content'), 200)}"
+    expected = step["expected"]
+    schema = tool.get("outputSchema") if tool else None
+    text = text_of(r)
+    notes: list[str] = []
+
+    if schema is None or era == "pre-structured":
+        # No output schema (str returns), or an era without structured output: the text is the value.
+        if text is None:
+            return False, f"content[0] is not text: {short(r.get('content'))}"
+        if isinstance(expected, str) and text == expected:
+            return True, "text content == expected"
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            return False, f"text {short(text)!r} != expected {short(expected)}"
+        if jeq(parsed, expected):
+            return True, "text content (JSON) == expected"
+        return False, f"text {short(text)!r} != expected {short(expected)}"
+
+    if not r.get("structuredContentPresent"):
+        return False, "tool has an outputSchema but the client handed over no structuredContent"
+    sc = r.get("structuredContent")
+    if era == "modern":
+        if not jeq(sc, expected):
+            return False, f"structuredContent {short(sc)} != expected {short(expected)}"
+        notes.append("natural")
+    else:  # legacy: objects as-is, anything else inside {"result": ...}
+        if isinstance(expected, dict) and jeq(sc, expected):
+            notes.append("natural object")
+        elif (
+            is_wrapper_schema(schema)
+            and isinstance(sc, dict)
+            and list(sc) == ["result"]
+            and jeq(sc["result"], expected)
+        ):
+            notes.append("unwrapped {result}")
+        elif not isinstance(sc, dict):
+            return False, f"legacy client handed over non-object structuredContent {short(sc)}"
+        elif "result" in sc and not is_wrapper_schema(schema):
+            return False, f"structuredContent is wrapped but outputSchema is not the wrapper: {short(schema)}"
+        else:
+            want = expected if isinstance(expected, dict) else {"result": expected}
+            return False, f"structuredContent {short(sc)} != {short(want)}"
+
+    if text is None:
+        return False, f"content[0] is not a TextContent: {short(r.get('content'))}"
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return False, f"text fallback {short(text)!r} is not JSON"
+    if not jeq(parsed, expected):
+        return False, f"text fallback {short(text)} != expected {short(expected)}"
+    notes.append("text ok")
+    return True, ", ".join(notes)
+
+
+def tidy(rows: list[tuple[str, bool, str]]) -> list[tuple[str, bool, str]]:
+    """One-line reasons (library error messages are often multi-line)."""
+    return [(name, ok, " ".join(why.split())) for name, ok, why in rows]
+
+
+def not_run(plan: list[dict[str, Any]], reason: str) -> list[tuple[str, bool, str]]:
+    """Rows for a run that never got past connecting: every check fails (same row count as a real run)."""
+    rows = [("connect", False, reason), ("tools/list", False, "not run: connect failed")]
+    rows += [(lab, False, "not run: connect failed") for lab in step_labels(plan)]
+    return tidy(rows)
+
+
+def check(
+    client: ClientConfig, doc: dict[str, Any], plan: list[dict[str, Any]], missing_reason: str = "not run by the driver"
+) -> list[tuple[str, bool, str]]:
+    rows: list[tuple[str, bool, str]] = []
+    labels = step_labels(plan)
+    version = doc.get("negotiated_protocol_version")
+    era = era_of(version)
+    if not doc.get("connect", {}).get("ok"):
+        return not_run(plan, f"client raised {describe_error(doc['connect'].get('error'))}")
+    if version != client.expect_version:
+        rows.append(("connect", False, f"negotiated {version!r}, expected {client.expect_version!r}"))
+    else:
+        rows.append(("connect", True, f"negotiated {version}"))
+
+    lt = doc.get("list_tools", {})
+    tools: dict[str, dict[str, Any]] = {}
+    if not lt.get("ok"):
+        rows.append(("tools/list", False, f"client raised {describe_error(lt.get('error'))}"))
+    else:
+        tools = {t["name"]: t for t in lt.get("tools", [])}
+        missing = sorted({s["tool"] for s in plan} - set(tools))
+        if missing:
+            rows.append(("tools/list", False, f"missing planned tools: {', '.join(missing)}"))
+        else:
+            rows.append(("tools/list", True, f"{len(tools)} tools"))
+
+    calls = doc.get("calls", [])
+    for i, (step, lab) in enumerate(zip(plan, labels, strict=True)):
+        if i >= len(calls):
+            rows.append((lab, False, missing_reason))
+            continue
+        ok, why = check_call(step, calls[i], tools.get(step["tool"]), era)
+        rows.append((lab, ok, why))
+    return tidy(rows)
+
+
+# --------------------------------------------------------------------------------------------
+# main
+
+
+def preflight(clients: list[ClientConfig]) -> None:
+    problems = []
+    for c in clients:
+        exe = INSTALL / c.env / "bin" / "python" if not c.js else INSTALL / c.env / "node_modules"
+        if not exe.exists() or not (INSTALL / c.env / ".stamp").exists():
+            problems.append(f"{c.env} is not installed ({exe} / .stamp missing)")
+    if any(c.js for c in clients) and not shutil.which("node"):
+        problems.append("node is not on PATH")
+    if problems:
+        raise SetupError("; ".join(sorted(set(problems))) + " -- run scripts/interop --install-only")
+    # The JS drivers must sit next to their pinned node_modules to resolve them (ESM resolution
+    # starts at the importing file), so they are copied into the install directory on every run.
+    for c in clients:
+        if c.js:
+            for f in (c.driver, "_common.mjs"):
+                shutil.copyfile(DRIVERS / f, INSTALL / c.env / f)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument(
+        "--server-cmd",
+        help="server command line (shell syntax); HTTP runs append "
+        "'--transport http --host 127.0.0.1 --port PORT'. Default: "
+        f".venv/bin/python -m toolkit run {DEFAULT_TARGET}",
+    )
+    ap.add_argument("--target", default=DEFAULT_TARGET, help="FILE:OBJECT for the default server command")
+    ap.add_argument("--plan", help="plan file: .json (a list) or .py (INTEROP_PLAN); default: the --target file")
+    ap.add_argument(
+        "--python",
+        default=str(ROOT / ".venv" / "bin" / "python"),
+        help="project interpreter (server + plan import); default .venv/bin/python",
+    )
+    ap.add_argument("--clients", help="comma-separated subset of: " + ", ".join(c.key for c in CLIENTS))
+    ap.add_argument("--transports", default=",".join(TRANSPORTS), help="comma-separated subset of stdio,http")
+    ap.add_argument("--json", metavar="OUT", help="write all results (and every driver document) here")
+    ap.add_argument("--request-timeout", type=float, default=10.0, help="per-request timeout inside drivers (s)")
+    ap.add_argument("--driver-timeout", type=float, default=90.0, help="wall-clock limit per driver run (s)")
+    ap.add_argument(
+        "--total-timeout",
+        type=float,
+        default=600.0,
+        help="no new client run starts after this many seconds (remaining runs are reported failed)",
+    )
+    ap.add_argument("--startup-timeout", type=float, default=30.0, help="HTTP server startup limit (s)")
+    ap.add_argument("--keep", metavar="DIR", help="keep logs and driver outputs under DIR")
+    ap.add_argument("-v", "--verbose", action="store_true", help="also print PASS reasons and log tails on failure")
+    args = ap.parse_args(argv)
+
+    python = args.python if Path(args.python).exists() else sys.executable
+    try:
+        clients = CLIENTS
+        if args.clients:
+            keys = [k.strip() for k in args.clients.split(",") if k.strip()]
+            unknown = [k for k in keys if k not in {c.key for c in CLIENTS}]
+            if unknown:
+                raise SetupError(f"unknown client(s) {unknown}; known: {[c.key for c in CLIENTS]}")
+            clients = [c for c in CLIENTS if c.key in keys]
+        transports = [t.strip() for t in args.transports.split(",") if t.strip()]
+        if not transports or any(t not in TRANSPORTS for t in transports):
+            raise SetupError(f"--transports must be a subset of {TRANSPORTS}")
+        preflight(clients)
+        if args.server_cmd:
+            server_cmd = shlex.split(args.server_cmd)
+            plan_src = args.plan
+        else:
+            target_file = ROOT / args.target.split(":")[0]
+            if not target_file.exists():
+                raise SetupError(f"{target_file} does not exist; pass --server-cmd and --plan for another server")
+            server_cmd = [python, "-m", "toolkit", "run", args.target]
+            plan_src = args.plan or str(target_file)
+        plan, plan_origin = load_plan(plan_src, python)
+    except SetupError as e:
+        print(f"interop: setup error: {e}", file=sys.stderr)
+        return 2
+
+    base = Path(args.keep).resolve() if args.keep else Path(tempfile.mkdtemp(prefix="toolkit-interop-"))
+    base.mkdir(parents=True, exist_ok=True)
+    plan_file = base / "plan.json"
+    plan_file.write_text(json.dumps(plan, indent=1), encoding="utf-8")
+    print(f"server: {shlex.join(server_cmd)}")
+    print(f"plan:   {plan_origin} ({len(plan)} calls, {len({s['tool'] for s in plan})} tools)")
+    sys.stdout.flush()
+
+    results: list[RunResult] = []
+    t0 = time.monotonic()
+    for c in clients:
+        for t in transports:
+            wd = base / f"{c.key}-{t}"
+            wd.mkdir(parents=True, exist_ok=True)
+            if time.monotonic() - t0 > args.total_timeout:
+                rr = RunResult(
+                    c, t, rows=not_run(plan, f"skipped: --total-timeout {args.total_timeout:.0f}s exhausted")
+                )
+            else:
+                rr = run_one(c, t, server_cmd, plan_file, plan, wd, args)
+            results.append(rr)
+            nfail = sum(1 for r in rr.rows if not r[1])
+            print(
+                f"  ran {c.label:34} {t:5}  {rr.seconds:5.1f}s  {'ok' if nfail == 0 else f'{nfail} failed'}", flush=True
+            )
+
+    # ---- table
+    rows = [(rr.client.label, rr.transport, name, ok, why) for rr in results for (name, ok, why) in rr.rows]
+    w_client = max([len("CLIENT")] + [len(r[0]) for r in rows])
+    w_check = min(60, max([len("CHECK")] + [len(r[2]) for r in rows]))
+    print()
+    print(f"{'CLIENT':{w_client}}  {'TRANSPORT':9}  {'CHECK':{w_check}}  RESULT")
+    print(f"{'-' * w_client}  {'-' * 9}  {'-' * w_check}  {'-' * 6}")
+    for client_label, transport, name, ok, why in rows:
+        name_s = name if len(name) <= w_check else name[: w_check - 3] + "..."
+        line = f"{client_label:{w_client}}  {transport:9}  {name_s:{w_check}}  {'PASS' if ok else 'FAIL'}"
+        if not ok or args.verbose:
+            line += f"  {why}"
+        print(line)
+    if args.verbose:
+        for rr in results:
+            if any(not r[1] for r in rr.rows):
+                for k, p in rr.logs.items():
+                    t = tail(Path(p), 1200).strip()
+                    if t:
+                        print(f"\n--- {rr.client.key} {rr.transport} {k} ({p}) ---\n{t}")
+    for rr in results:
+        if rr.leftovers:
+            print(f"note: {rr.client.key}/{rr.transport}: killed leftover processes {rr.leftovers}")
+
+    passed = sum(1 for r in rows if r[3])
+    failed = len(rows) - passed
+    if args.json:
+        out = {
+            "server_cmd": server_cmd,
+            "plan_origin": plan_origin,
+            "plan": plan,
+            "seconds": round(time.monotonic() - t0, 1),
+            "passed": passed,
+            "failed": failed,
+            "results": [{"client": r[0], "transport": r[1], "check": r[2], "ok": r[3], "reason": r[4]} for r in rows],
+            "runs": [
+                {
+                    "client": rr.client.key,
+                    "label": rr.client.label,
+                    "transport": rr.transport,
+                    "mode": rr.client.mode,
+                    "expected_protocol_version": rr.client.expect_version,
+                    "seconds": round(rr.seconds, 2),
+                    "logs": rr.logs,
+                    "log_tails": {k: tail(Path(p), 4000) for k, p in rr.logs.items()}
+                    if any(not r[1] for r in rr.rows)
+                    else {},
+                    "driver_output": rr.doc,
+                }
+                for rr in results
+            ],
+        }
+        Path(args.json).write_text(json.dumps(out, indent=1), encoding="utf-8")
+    if not args.keep:
+        shutil.rmtree(base, ignore_errors=True)
+    print()
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
