@@ -24,9 +24,26 @@ class AppNotFound(Exception):
 
 
 def load_server(spec: str) -> Server:
+    """The ``Server`` that ``load_target(spec)`` names (directly or behind its HTTP app)."""
+    target = load_target(spec)
+    return target if _is_server(target) else target.state.mcp.server  # type: ignore[no-any-return]
+
+
+def _is_server(value: Any) -> bool:
+    from ._server import Server
+
+    return isinstance(value, Server)
+
+
+def _is_http_app(value: Any) -> bool:
+    return _is_server(getattr(getattr(getattr(value, "state", None), "mcp", None), "server", None))
+
+
+def load_target(spec: str) -> Any:
     """Load ``path/to/app.py:attr`` or ``package.module:attr`` (``attr`` defaults to ``server``).
 
-    ``attr`` may name a ``Server`` or a function that returns one.
+    ``attr`` may name a ``Server``, an app made by ``server.http_app(...)`` (to serve it with
+    the HTTP options it was built with), or a function returning either.
     """
     from ._server import Server
 
@@ -56,10 +73,10 @@ def load_server(spec: str) -> Server:
         found = [name for name, value in vars(module).items() if isinstance(value, Server)]
         hint = f"; it has {', '.join(found)}" if found else ""
         raise AppNotFound(f"{target} has no attribute {attr!r}{hint}. Use {target}:NAME") from None
-    if not isinstance(obj, Server) and callable(obj):
+    if not isinstance(obj, Server) and not _is_http_app(obj) and callable(obj):
         obj = obj()
-    if not isinstance(obj, Server):
-        raise AppNotFound(f"{spec} is a {type(obj).__name__}, not a toolkit Server")
+    if not isinstance(obj, Server) and not _is_http_app(obj):
+        raise AppNotFound(f"{spec} is a {type(obj).__name__}, not a toolkit Server (or server.http_app())")
     return obj
 
 
@@ -108,15 +125,21 @@ def main(argv: list[str] | None = None) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
-        server = load_server(args.app)
+        target = load_target(args.app)
     except AppNotFound as exc:
         print(f"toolkit: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    server = target if _is_server(target) else target.state.mcp.server
     if args.command == "tools":
         print(json.dumps(asyncio.run(_list_tools(server, args.protocol_version)), indent=2))
         return
     if args.transport == "stdio":
         server.run("stdio")
+        return
+    if _is_http_app(target):
+        from ._http import serve_app
+
+        serve_app(target, host=args.host, port=args.port)
         return
     options: dict[str, Any] = {"host": args.host, "port": args.port, "path": args.path, "workers": args.workers}
     if args.allowed_host:

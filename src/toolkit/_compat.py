@@ -185,7 +185,7 @@ def _as_text(item: dict[str, Any]) -> dict[str, Any]:
 
 def json_text(value: Any) -> str:
     """The text fallback: compact JSON of the natural value (``null`` for ``None``)."""
-    return pydantic_core.to_json(value).decode()
+    return pydantic_core.to_json(value, inf_nan_mode="null").decode()
 
 
 def call_result(outcome: CallOutcome, shape: ToolShape | None, version: str) -> dict[str, Any]:

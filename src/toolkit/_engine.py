@@ -82,7 +82,7 @@ class Connection:
             task.cancel()
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Listener:
     """An open ``subscriptions/listen`` request (modern era)."""
 
@@ -529,19 +529,25 @@ class Engine:
 
     # --- change notifications ---------------------------------------------------------------------
 
-    async def list_changed(self, kind: str) -> None:
-        """Tell legacy sessions and modern listeners that a list changed ("tools", "prompts", "resources")."""
+    def list_changed(self, kind: str) -> list[Awaitable[None]]:
+        """Deliveries telling legacy sessions and modern listeners that a list changed.
+
+        The recipients are the sessions and subscriptions open now, when the change happens;
+        the caller awaits (or schedules) the returned deliveries.
+        """
         method = f"notifications/{kind}/list_changed"
         flag = f"{kind}ListChanged"
+        deliveries: list[Awaitable[None]] = []
         for session in list(self._sessions):
             if session.closed:
                 self._sessions.discard(session)
             elif session.ready and session.notify is not None:
-                await _quietly(session.notify({"jsonrpc": "2.0", "method": method}))
+                deliveries.append(_quietly(session.notify({"jsonrpc": "2.0", "method": method})))
         for listener in list(self._listeners):
             if listener.filter.get(flag):
                 message = {"jsonrpc": "2.0", "method": method, "params": {"_meta": _tag(listener)}}
-                await _quietly(listener.send(message))
+                deliveries.append(_quietly(listener.send(message)))
+        return deliveries
 
     async def resource_updated(self, uri: str) -> None:
         """Tell the subscribers of ``uri`` that it changed."""

@@ -18,10 +18,15 @@ import binascii
 import contextlib
 import logging
 import secrets
+import signal
+import socket
+import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
+
+import uvicorn
 
 from ._engine import PROTOCOL_VERSION_KEY, Connection, Reply, is_modern_request, unsupported_version
 from ._events import EventStore
@@ -32,6 +37,7 @@ from ._jsonrpc import (
     Notification,
     Request,
     Response,
+    busy_reply,
     encode,
     error_reply,
     parse,
@@ -147,6 +153,7 @@ class McpEndpoint:
         self.sse_ping_seconds = sse_ping_seconds
         self.sessions: dict[str, HttpSession] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._stateless_inflight = 0
         self._reaper: asyncio.Task[None] | None = None
 
     # --- lifecycle --------------------------------------------------------------------------
@@ -161,9 +168,19 @@ class McpEndpoint:
                 self._reaper.cancel()
                 await self.shutdown()
 
+    def _stateless_done(self, task: asyncio.Task[Any]) -> None:
+        self._stateless_inflight -= 1
+
+    def begin_shutdown(self) -> None:
+        """Stop the long-lived streams (subscriptions, GET streams) so their connections can close."""
+        self.engine.close_listeners()
+        for session in self.sessions.values():
+            if session.standalone is not None:
+                session.standalone.put_nowait(b"")
+
     async def shutdown(self, grace: float = 10.0) -> None:
         """End subscriptions gracefully, let in-flight requests finish, then close sessions."""
-        self.engine.close_listeners()
+        self.begin_shutdown()
         if self._tasks:
             _, pending = await asyncio.wait(set(self._tasks), timeout=grace)
             for task in pending:
@@ -209,7 +226,7 @@ class McpEndpoint:
         if method == "POST":
             await self._post(scope, receive, send, headers)
         elif method == "GET":
-            await self._get(receive, send, headers)
+            await self._get(scope, receive, send, headers)
         elif method == "DELETE":
             await self._delete(send, headers)
         else:
@@ -465,9 +482,16 @@ class McpEndpoint:
         connection: Connection | None = None,
         modern: bool | None = None,
     ) -> None:
+        connection = connection if connection is not None else (session.connection if session is not None else None)
+        limit = self.server.max_concurrent_requests
+        inflight = (
+            len(connection.inflight) if session is not None and connection is not None else self._stateless_inflight
+        )
+        if inflight >= limit:
+            await _respond(send, 503, encode(busy_reply(request.id, limit)), [("retry-after", "1")])
+            return
         queue: asyncio.Queue[Any] = asyncio.Queue()
         streaming = sse and not self.json_response
-        connection = connection if connection is not None else (session.connection if session is not None else None)
         stream_id = secrets.token_hex(8) if resumable and streaming else None
         closer = _StreamCloser()
 
@@ -492,12 +516,15 @@ class McpEndpoint:
         task = asyncio.create_task(run())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        if session is None:
+            self._stateless_inflight += 1
+            task.add_done_callback(self._stateless_done)
         if connection is not None:
             connection.inflight[request.id] = task
             task.add_done_callback(lambda _: _forget_inflight(connection, request.id, task))
         if stream_id is not None:
             # Resumable: open the stream now with a priming event the client can resume from.
-            await self._stream(queue, send, receive, task, request, stream_id, first=None, closer=closer)
+            await self._stream(scope, queue, send, receive, task, request, stream_id, first=None, closer=closer)
             return
         first = await self._first(queue, receive, task)
         if first is None:
@@ -506,7 +533,7 @@ class McpEndpoint:
             reply: Reply = first[1]
             await _respond(send, reply.status, reply.body)
             return
-        await self._stream(queue, send, receive, task, request, None, first=first, closer=closer)
+        await self._stream(scope, queue, send, receive, task, request, None, first=first, closer=closer)
 
     async def _first(self, queue: asyncio.Queue[Any], receive: Receive, task: asyncio.Task[Any]) -> Any:
         """The first thing the request produces, or None if the client disconnected first."""
@@ -522,6 +549,7 @@ class McpEndpoint:
 
     async def _stream(
         self,
+        scope: Scope,
         queue: asyncio.Queue[Any],
         send: Send,
         receive: Receive,
@@ -567,7 +595,7 @@ class McpEndpoint:
                         self._keep_storing(queue, task, store, stream_id)
 
         response = EventSourceResponse(events(), headers=SSE_HEADERS, ping=self.sse_ping_seconds)
-        await response({"type": "http"}, receive, send)
+        await response(scope, receive, send)
 
     def _keep_storing(
         self, queue: asyncio.Queue[Any], task: asyncio.Task[Any], store: EventStore, stream_id: str | None
@@ -590,7 +618,7 @@ class McpEndpoint:
 
     # --- GET: the standalone stream, or resuming one ----------------------------------------
 
-    async def _get(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+    async def _get(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
         from sse_starlette import EventSourceResponse, ServerSentEvent
 
         if "text/event-stream" not in headers.get("accept", "*/*") and "*/*" not in headers.get("accept", "*/*"):
@@ -609,7 +637,7 @@ class McpEndpoint:
             return
         last_event_id = headers.get("last-event-id")
         if last_event_id is not None and self.event_store is not None:
-            await self._resume(last_event_id, receive, send)
+            await self._resume(scope, last_event_id, receive, send)
             return
         if session.standalone is not None:
             await _respond_error(send, 409, INVALID_REQUEST, "Conflict: this session already has an open GET stream")
@@ -629,9 +657,9 @@ class McpEndpoint:
                     session.standalone = None
 
         response = EventSourceResponse(events(), headers=SSE_HEADERS, ping=self.sse_ping_seconds)
-        await response({"type": "http"}, receive, send)
+        await response(scope, receive, send)
 
-    async def _resume(self, last_event_id: str, receive: Receive, send: Send) -> None:
+    async def _resume(self, scope: Scope, last_event_id: str, receive: Receive, send: Send) -> None:
         from sse_starlette import EventSourceResponse, ServerSentEvent
 
         store = self.event_store
@@ -658,7 +686,7 @@ class McpEndpoint:
                     await changed.wait()
 
         response = EventSourceResponse(events(), headers=SSE_HEADERS, ping=self.sse_ping_seconds)
-        await response({"type": "http"}, receive, send)
+        await response(scope, receive, send)
 
     # --- DELETE -----------------------------------------------------------------------------
 
@@ -773,12 +801,11 @@ def run_http(
     workers: int = 1,
     app_spec: str | None = None,
     log_level: str = "warning",
+    shutdown_grace: float = 10.0,
     **options: Any,
 ) -> None:
     """Serve over Streamable HTTP with uvicorn (``workers`` > 1 needs ``app_spec``, the CLI's APP)."""
     import os
-
-    import uvicorn
 
     if workers > 1:
         if app_spec is None:
@@ -793,15 +820,66 @@ def run_http(
             "toolkit._http:worker_app", factory=True, host=host, port=port, workers=workers, log_level=log_level
         )
         return
-    app = create_app(server, path=path, **options)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")
+    serve_app(
+        create_app(server, path=path, **options),
+        host=host,
+        port=port,
+        log_level=log_level,
+        shutdown_grace=shutdown_grace,
+    )
+
+
+def serve_app(
+    app: Starlette,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    log_level: str = "warning",
+    shutdown_grace: float = 10.0,
+) -> None:
+    """Serve an app made by ``create_app``/``server.http_app`` with uvicorn until SIGTERM/SIGINT."""
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, lifespan="on", timeout_graceful_shutdown=int(shutdown_grace)
+    )
+    GracefulServer(config, app.state.mcp).run()
+
+
+class GracefulServer(uvicorn.Server):
+    """uvicorn's server, ending long-lived streams first on shutdown and exiting 0 after a signal.
+
+    uvicorn re-raises SIGTERM/SIGINT once it has shut down, so the process would end "killed
+    by signal"; a server that drained its requests as asked has succeeded and exits 0.
+    """
+
+    def __init__(self, config: uvicorn.Config, endpoint: McpEndpoint) -> None:
+        super().__init__(config)
+        self.endpoint = endpoint
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        originals = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in originals.items():
+                signal.signal(sig, handler)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.endpoint.begin_shutdown()
+        await super().shutdown(sockets)
 
 
 def worker_app() -> Starlette:
     """The app each uvicorn worker builds (``toolkit run --workers N``)."""
     import os
 
-    from ._cli import load_server
+    from ._cli import load_target
 
-    server = load_server(os.environ["TOOLKIT_APP"])
-    return create_app(server, path=os.environ.get("TOOLKIT_HTTP_PATH", "/mcp"))
+    target = load_target(os.environ["TOOLKIT_APP"])
+    if hasattr(target, "state"):
+        app: Starlette = target
+        return app
+    return create_app(target, path=os.environ.get("TOOLKIT_HTTP_PATH", "/mcp"))

@@ -65,9 +65,16 @@ class Raw:
 
 
 def error_reply(request_id: RequestId | None, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    """An error response; without ``id`` when the request's id could not be read.
+
+    JSON-RPC 2.0 would send ``"id": null``, but MCP's schemas (2025-11-25 on) type ``id`` as a
+    string or integer and make it optional for exactly this case (basic/index, "Error Responses").
+    """
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         error["data"] = data
+    if request_id is None:
+        return {"jsonrpc": "2.0", "error": error}
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
@@ -78,7 +85,7 @@ def _valid_id(value: Any) -> bool:
 def parse(frame: bytes | str) -> Message:
     """Parse and classify one frame."""
     try:
-        payload = pydantic_core.from_json(frame)
+        payload = pydantic_core.from_json(frame, allow_inf_nan=False)
     except ValueError as exc:
         return Invalid(error_reply(None, PARSE_ERROR, f"Parse error: {exc}"))
     return classify(payload)
@@ -121,14 +128,25 @@ def classify(payload: Any) -> Message:
     return Request(request_id, method, params)
 
 
+def busy_reply(request_id: RequestId, limit: int) -> dict[str, Any]:
+    """The answer to a request over the concurrency limit (``Server(max_concurrent_requests=...)``)."""
+    return error_reply(
+        request_id,
+        INTERNAL_ERROR,
+        f"Server busy: {limit} requests are already in flight for this client; retry when one completes",
+        {"reason": "busy", "limit": limit},
+    )
+
+
 def encode(message: dict[str, Any]) -> bytes:
-    return pydantic_core.to_json(message)
+    # JSON has no NaN or Infinity; pydantic-core would write them bare (invalid JSON).
+    return pydantic_core.to_json(message, inf_nan_mode="null")
 
 
 def encode_result(request_id: RequestId, result: dict[str, Any] | Raw) -> bytes:
     if isinstance(result, Raw):
         return b'{"jsonrpc":"2.0","id":' + pydantic_core.to_json(request_id) + b',"result":' + result.data + b"}"
-    return pydantic_core.to_json({"jsonrpc": "2.0", "id": request_id, "result": result})
+    return pydantic_core.to_json({"jsonrpc": "2.0", "id": request_id, "result": result}, inf_nan_mode="null")
 
 
 def notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -120,7 +120,7 @@ class _Readable:
         if isinstance(value, (bytes, bytearray, memoryview)):
             blob = base64.b64encode(bytes(value)).decode("ascii")
             return [{"uri": uri, "mimeType": self.mime_type or "application/octet-stream", "blob": blob}]
-        text = pydantic_core.to_json(value).decode()
+        text = pydantic_core.to_json(value, inf_nan_mode="null").decode()
         return [{"uri": uri, "mimeType": self.mime_type or "application/json", "text": text}]
 
 

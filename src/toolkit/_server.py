@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from . import _compat
@@ -56,6 +56,11 @@ class Server:
         tool_timeout: default time limit, in seconds, for every tool call (``None``: none).
         event_store: keeps legacy Streamable HTTP SSE events so a client can resume a dropped
             stream with ``Last-Event-ID`` (``toolkit.EventStore()`` keeps them in memory).
+        max_concurrent_requests: requests one client may have in flight at once (per stdio
+            process, per legacy HTTP session; for stateless HTTP, per endpoint); beyond it a
+            request is refused at once with an error saying so.
+        max_argument_depth: deepest JSON nesting accepted in tool arguments; deeper arguments
+            get an ``isError`` result without reaching validation.
     """
 
     def __init__(
@@ -77,6 +82,8 @@ class Server:
         client_request_timeout: float = 60.0,
         tool_timeout: float | None = None,
         event_store: EventStore | None = None,
+        max_concurrent_requests: int = 100,
+        max_argument_depth: int = 64,
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -97,6 +104,8 @@ class Server:
         self.client_request_timeout = client_request_timeout
         self.tool_timeout = tool_timeout
         self.event_store = event_store
+        self.max_concurrent_requests = max_concurrent_requests
+        self.max_argument_depth = max_argument_depth
         self._tools: dict[str, Tool] = {}
         self._resources: dict[str, Resource] = {}
         self._templates: dict[str, ResourceTemplate] = {}
@@ -104,6 +113,7 @@ class Server:
         self._completers: dict[tuple[str, str, str], Completer] = {}
         self._generation = {"tools": 0, "resources": 0, "templates": 0, "prompts": 0}
         self._background: set[asyncio.Task[Any]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.engine = Engine(self)
 
     def __repr__(self) -> str:
@@ -165,7 +175,13 @@ class Server:
     def add_tool(self, fn: Callable[..., Any], **options: Any) -> Tool:
         """Register ``fn`` as a tool (the non-decorator form of ``@server.tool``)."""
         options.setdefault("timeout", self.tool_timeout)
-        tool = Tool(fn, context_type=Context, mask_errors=self.mask_errors, **options)
+        tool = Tool(
+            fn,
+            context_type=Context,
+            mask_errors=self.mask_errors,
+            max_argument_depth=self.max_argument_depth,
+            **options,
+        )
         if tool.name in self._tools:
             raise RegistrationError(
                 f"a tool named {tool.name!r} is already registered; pass name=... to register another"
@@ -372,13 +388,21 @@ class Server:
         self._generation[kind] += 1
         self.engine.invalidate(kind)
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
-            return  # registration before the server runs: nobody to tell
-        notified = "resources" if kind == "templates" else kind
-        task = loop.create_task(self.engine.list_changed(notified))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+            # Not on an event loop: at import time (nobody to tell), or in a sync tool's worker
+            # thread (hand the notification to the loop that serves the clients).
+            if self._loop is not None and not self._loop.is_closed():
+                self._loop.call_soon_threadsafe(self._notify_changed, kind)
+            return
+        self._notify_changed(kind)
+
+    def _notify_changed(self, kind: str) -> None:
+        deliveries = self.engine.list_changed("resources" if kind == "templates" else kind)
+        if deliveries:
+            task = asyncio.get_running_loop().create_task(_deliver(deliveries))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
 
     def server_info(self, version: str) -> dict[str, Any]:
         return _compat.server_info(
@@ -395,6 +419,7 @@ class Server:
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Server]:
         """Enter the lifespan for as long as a transport serves this server."""
+        self._loop = asyncio.get_running_loop()
         if self.lifespan is None:
             yield self
             return
@@ -427,3 +452,8 @@ class Server:
         from ._http import create_app
 
         return create_app(self, path=path, **options)
+
+
+async def _deliver(deliveries: list[Awaitable[None]]) -> None:
+    for delivery in deliveries:
+        await delivery

@@ -28,6 +28,7 @@ from ._jsonrpc import (
     Notification,
     Request,
     Response,
+    busy_reply,
     encode,
     error_reply,
     parse,
@@ -122,6 +123,10 @@ class StdioSession:
             return
         message = parse(frame)
         if isinstance(message, Request):
+            limit = self.server.max_concurrent_requests
+            if len(self.connection.inflight) >= limit:
+                await self.send(busy_reply(message.id, limit))
+                return
             task = asyncio.create_task(self._run(message))
             self.connection.inflight[message.id] = task
             self._tasks.add(task)

@@ -119,6 +119,7 @@ class Tool:
         root_param: str | None = None,
         timeout: float | None = None,
         mask_errors: bool = True,
+        max_argument_depth: int = 64,
     ) -> None:
         info = inspect_function(fn, kind="tool", context_type=context_type)
         self.fn = fn
@@ -131,6 +132,7 @@ class Tool:
         self.icons = icons
         self.timeout = timeout
         self.mask_errors = mask_errors
+        self.max_argument_depth = max_argument_depth
         self._what = f"tool {self.name!r}"
         self.shapes: dict[str, Any] = {}
         """Per class of protocol versions, how clients see this tool (filled by ``_compat``)."""
@@ -150,8 +152,11 @@ class Tool:
         self._output_validator = None
         if self.output_schema is not None:
             check_schema(self.output_schema, what=f"{self._what}: output schema")
-            if output_schema is not None:  # a hand-written schema is enforced on every result
-                self._output_validator = compile_validator(self.output_schema)
+            # Every structured result is checked against the advertised schema, generated or
+            # hand-written: serializing through the return type does not enforce constraints
+            # (ge=0, NaN for a number, None where the hint says int), and a client that
+            # validates would reject what we sent.
+            self._output_validator = compile_validator(self.output_schema)
 
     # --- registration ------------------------------------------------------------------------
 
@@ -291,6 +296,10 @@ class Tool:
 
     async def call(self, arguments: Mapping[str, Any] | None, context: Any) -> CallOutcome:
         """Run the tool. Argument and tool failures come back as ``is_error`` outcomes."""
+        if arguments and not json_depth_within(arguments, self.max_argument_depth):
+            return CallOutcome.error(
+                f"Invalid arguments for tool {self.name!r}: nested deeper than {self.max_argument_depth} levels"
+            )
         try:
             kwargs = self.bind(arguments or {})
         except ArgumentsInvalid as exc:
@@ -340,7 +349,7 @@ class Tool:
         if isinstance(value, (list, tuple)) and not value:
             return CallOutcome([])
         try:
-            text = pydantic_core.to_json(value).decode()
+            text = pydantic_core.to_json(value, inf_nan_mode="null").decode()
         except pydantic_core.PydanticSerializationError:
             text = str(value)
         return CallOutcome([Text(text)])
@@ -362,6 +371,22 @@ class Tool:
 
 class _OutputInvalid(Exception):
     pass
+
+
+def json_depth_within(value: Any, limit: int) -> bool:
+    """Whether a JSON value nests no deeper than ``limit`` (iterative: no recursion limit to hit)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            if depth > limit:
+                return False
+            stack.extend((child, depth + 1) for child in node.values())
+        elif isinstance(node, list):
+            if depth > limit:
+                return False
+            stack.extend((child, depth + 1) for child in node)
+    return True
 
 
 _TOKEN: Final = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
