@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from tests.wire import assert_valid
+
 from toolkit import Server
 from toolkit.testing import Client
 

@@ -8,8 +8,8 @@ from typing import Annotated, Literal
 
 import pytest
 from pydantic import Field
-
 from tests.wire import assert_valid
+
 from toolkit import EmbeddedResource, Image, Message, RegistrationError, ResourceContents, ResourceError, Server
 from toolkit.testing import Client
 

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from tests.wire import assert_valid
+
 from toolkit import Server
 from toolkit._jsonrpc import Request
 from toolkit.testing import Client
