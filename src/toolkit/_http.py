@@ -108,7 +108,13 @@ class HttpSession:
     created: float = field(default_factory=time.monotonic)
     standalone: asyncio.Queue[bytes] | None = None
     """The open ``GET`` stream's queue, if any."""
-    streams: dict[str, asyncio.Task[Any]] = field(default_factory=dict)
+    streams: dict[str, None] = field(default_factory=dict)
+    """Ids of this session's recent resumable streams (oldest first): it may resume only its own."""
+
+    def add_stream(self, stream_id: str, keep: int = 1000) -> None:
+        self.streams[stream_id] = None
+        if len(self.streams) > keep:
+            del self.streams[next(iter(self.streams))]
 
     @property
     def id(self) -> str:
@@ -493,6 +499,8 @@ class McpEndpoint:
         queue: asyncio.Queue[Any] = asyncio.Queue()
         streaming = sse and not self.json_response
         stream_id = secrets.token_hex(8) if resumable and streaming else None
+        if stream_id is not None and session is not None:
+            session.add_stream(stream_id)
         closer = _StreamCloser()
 
         async def deliver(message: dict[str, Any]) -> None:
@@ -637,8 +645,13 @@ class McpEndpoint:
             return
         last_event_id = headers.get("last-event-id")
         if last_event_id is not None and self.event_store is not None:
-            await self._resume(scope, last_event_id, receive, send)
-            return
+            stream_id = self.event_store.stream_of(last_event_id)
+            # Replay only this session's streams; an unknown or foreign id is not an error
+            # (replay is optional, and a 404 would tell the client its session is gone):
+            # the client gets a plain GET stream instead.
+            if stream_id in session.streams and await self.event_store.events_after(last_event_id) is not None:
+                await self._resume(scope, last_event_id, receive, send)
+                return
         if session.standalone is not None:
             await _respond_error(send, 409, INVALID_REQUEST, "Conflict: this session already has an open GET stream")
             return
@@ -664,10 +677,6 @@ class McpEndpoint:
 
         store = self.event_store
         assert store is not None
-        found = await store.events_after(last_event_id)
-        if found is None:
-            await _respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown Last-Event-ID")
-            return
 
         async def events() -> AsyncIterator[ServerSentEvent]:
             cursor = last_event_id
