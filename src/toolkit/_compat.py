@@ -15,6 +15,7 @@ plus the envelope fields only the modern era has (``resultType``, ``ttlMs``/``ca
 
 from __future__ import annotations
 
+import urllib.parse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -32,27 +33,23 @@ RESULT_KEY: Final = "result"
 
 # Content block types by the first version that has them.
 _BLOCK_SINCE: Final = {"audio": "2025-03-26", "resource_link": "2025-06-18"}
-# Optional fields by the first version that defines them (Tool, Implementation, content).
-_FIELD_SINCE: Final = {
-    "annotations": "2025-03-26",
-    "title": "2025-06-18",
-    "_meta": "2025-06-18",
-    "icons": "2025-11-25",
-    "websiteUrl": "2025-11-25",
-    "description": "2025-11-25",
+# Optional fields, per type, by the first version that defines them (from each version's
+# schema.json). A field is sent only to versions that have it.
+_FIELDS_SINCE: Final[dict[str, dict[str, str]]] = {
+    "Tool": {"annotations": "2025-03-26", "title": "2025-06-18", "_meta": "2025-06-18", "icons": "2025-11-25"},
+    "Implementation": {
+        "title": "2025-06-18",
+        "description": "2025-11-25",
+        "icons": "2025-11-25",
+        "websiteUrl": "2025-11-25",
+    },
+    "Resource": {"title": "2025-06-18", "_meta": "2025-06-18", "icons": "2025-11-25"},
+    "ResourceTemplate": {"title": "2025-06-18", "_meta": "2025-06-18", "icons": "2025-11-25"},
+    "Prompt": {"title": "2025-06-18", "_meta": "2025-06-18", "icons": "2025-11-25"},
+    "PromptArgument": {"title": "2025-06-18"},
+    "ContentBlock": {"_meta": "2025-06-18"},
+    "ProgressNotificationParams": {"message": "2025-03-26"},
 }
-
-
-# --- version classes: versions that see tools identically share one shape ------------------
-
-
-def tool_shape_key(version: str) -> str:
-    """Versions that see every tool the same way share a key (and a cached ``tools/list``)."""
-    if is_modern(version):
-        return "modern"
-    if at_least(version, STRUCTURED_OUTPUT_SINCE):
-        return "structured"
-    return version  # 2024-11-05 and 2025-03-26 differ in content blocks, not in tools
 
 
 def _structured_era(version: str) -> bool:
@@ -66,7 +63,8 @@ def _rewrite_into_result(reference: str) -> str:
     """A pointer into the natural root, re-aimed at ``#/properties/result`` of the wrapper."""
     if reference == "#":
         return f"#/properties/{RESULT_KEY}"
-    if reference.startswith("#/") and not reference.startswith("#/$defs/"):
+    # The fragment is a URI fragment: "%24defs" is "$defs" (RFC 6901 §6).
+    if reference.startswith("#/") and not urllib.parse.unquote(reference).startswith("#/$defs/"):
         return f"#/properties/{RESULT_KEY}{reference[1:]}"
     return reference  # "#/$defs/..." (hoisted with the defs) and "#anchor" names stay valid
 
@@ -124,25 +122,41 @@ class ToolShape:
     """Whether structured values travel as ``{"result": value}``."""
 
 
-def _has(field: str, version: str) -> bool:
-    since = _FIELD_SINCE.get(field)
+def _has(kind: str, field: str, version: str) -> bool:
+    since = _FIELDS_SINCE[kind].get(field)
     return since is None or at_least(version, since)
 
 
+def fields_for(kind: str, entry: dict[str, Any], version: str) -> dict[str, Any]:
+    """``entry`` without the fields ``version`` does not define for ``kind``."""
+    dropped = [field for field in entry if not _has(kind, field, version)]
+    if not dropped:
+        return entry
+    return {field: value for field, value in entry.items() if field not in dropped}
+
+
+def listing(kind: str, entry: dict[str, Any], version: str) -> dict[str, Any]:
+    """A ``resources/list``/``templates``/``prompts/list`` entry as ``version`` defines it."""
+    entry = fields_for(kind, entry, version)
+    if kind == "Prompt" and "arguments" in entry:
+        entry["arguments"] = [fields_for("PromptArgument", argument, version) for argument in entry["arguments"]]
+    return entry
+
+
 def shape_for(tool: Tool, version: str) -> ToolShape:
-    """``tool_shape``, computed once per tool and class of versions."""
-    key = tool_shape_key(version)
-    shape = tool.shapes.get(key)
+    """``tool_shape``, computed once per tool and version."""
+    shape = tool.shapes.get(version)
     if shape is None:
-        shape = tool.shapes[key] = tool_shape(tool, version)
+        shape = tool.shapes[version] = tool_shape(tool, version)
     return shape
 
 
 def tool_shape(tool: Tool, version: str) -> ToolShape:
     entry: dict[str, Any] = {"name": tool.name}
-    if tool.title is not None and _has("title", version):
+    if tool.title is not None and _has("Tool", "title", version):
         entry["title"] = tool.title
-    entry["description"] = tool.description
+    if tool.description:
+        entry["description"] = tool.description
     modern = is_modern(version)
     entry["inputSchema"] = tool.input_schema if modern else _legacy_properties(tool.input_schema)
     structured = _structured_era(version)
@@ -153,7 +167,7 @@ def tool_shape(tool: Tool, version: str) -> ToolShape:
         else:
             entry["outputSchema"], wrapped = legacy_output_schema(tool.output_schema)
     for field, value in (("annotations", tool.annotations), ("icons", tool.icons), ("_meta", tool.meta)):
-        if value and _has(field, version):
+        if value and _has("Tool", field, version):
             entry[field] = value
     return ToolShape(entry, structured, wrapped)
 
@@ -166,7 +180,7 @@ def content_blocks(blocks: list[ContentBlock], version: str) -> list[dict[str, A
     wire: list[dict[str, Any]] = []
     for block in blocks:
         item = block.to_wire()
-        if "_meta" in item and not _has("_meta", version):
+        if "_meta" in item and not _has("ContentBlock", "_meta", version):
             item.pop("_meta")
         since = _BLOCK_SINCE.get(item["type"])
         if since is not None and not at_least(version, since):
@@ -245,7 +259,7 @@ def server_info(
     """``serverInfo`` (``Implementation``) with the fields ``version`` defines."""
     info: dict[str, Any] = {"name": name, "version": version_string or ""}
     for field, value in (("title", title), ("websiteUrl", website_url), ("icons", icons)):
-        if value and _has(field, version):
+        if value and _has("Implementation", field, version):
             info[field] = value
     return info
 

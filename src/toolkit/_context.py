@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 import pydantic
 from pydantic import BaseModel
 
+from . import _compat
 from ._errors import ToolError
 from ._mrtr import InputRequired
 from ._session import LOG_RANK, ClientRequestError, RequestScope
@@ -175,6 +176,7 @@ class Context:
             params["total"] = total
         if message is not None:
             params["message"] = message
+        params = _compat.fields_for("ProgressNotificationParams", params, self._scope.version)
         await self._scope.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
 
     async def close_stream(self) -> None:

@@ -97,8 +97,15 @@ def _error(request_id: RequestId | None, exc: McpError) -> Reply:
 
 
 def is_modern_request(request: Request) -> bool:
+    """Whether a request uses the modern era's per-request ``_meta`` (or a modern-only method).
+
+    Either required per-request field marks it: a request with client capabilities but no
+    protocol version is a malformed modern request (-32602), not a legacy one.
+    """
     meta = request.params.get("_meta")
-    return (isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta) or request.method in MODERN_ONLY
+    if isinstance(meta, dict) and (PROTOCOL_VERSION_KEY in meta or CLIENT_CAPABILITIES_KEY in meta):
+        return True
+    return request.method in MODERN_ONLY
 
 
 class Engine:
@@ -159,9 +166,12 @@ class Engine:
             result = await handler(scope)
         except McpError as exc:
             return _error(request.id, exc)
+        except Exception:
+            logger.exception("internal error while handling %s", request.method)
+            return _error(request.id, McpError(INTERNAL_ERROR, "Internal error", http_status=500))
         return Reply(encode_result(request.id, result))
 
-    async def handle_notification(self, notification: Notification, connection: Connection | None) -> None:
+    def handle_notification(self, notification: Notification, connection: Connection | None) -> None:
         method = notification.method
         if connection is None:
             return  # stateless traffic: nothing in flight to cancel, no session to mark
@@ -406,7 +416,7 @@ class Engine:
         version = scope.version
         return self._page(
             "tools",
-            _compat.tool_shape_key(version),
+            version,
             scope,
             lambda tools: [_compat.shape_for(tool, version).advertised for tool in tools],
         )
@@ -417,11 +427,7 @@ class Engine:
         tool = self.server._tools.get(name)
         if tool is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {name!r}", {"name": name})
-        arguments = params.get("arguments")
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
-            raise McpError(INVALID_PARAMS, 'Invalid params: "arguments" must be an object')
+        arguments = _arguments(params)
         context = self._prepare(scope, name, arguments)
         try:
             outcome = await tool.call(arguments, context)
@@ -435,10 +441,16 @@ class Engine:
         return self._finish(result, scope)
 
     async def _resources_list(self, scope: RequestScope) -> Raw:
-        return self._page("resources", _era(scope), scope, lambda items: [item.listing() for item in items])
+        return self._listing_page("resources", "Resource", scope)
 
     async def _templates_list(self, scope: RequestScope) -> Raw:
-        return self._page("templates", _era(scope), scope, lambda items: [item.listing() for item in items])
+        return self._listing_page("templates", "ResourceTemplate", scope)
+
+    def _listing_page(self, kind: str, entry_type: str, scope: RequestScope) -> Raw:
+        version = scope.version
+        return self._page(
+            kind, version, scope, lambda items: [_compat.listing(entry_type, item.listing(), version) for item in items]
+        )
 
     async def _resources_read(self, scope: RequestScope) -> dict[str, Any]:
         uri = _required_str(scope.params, "uri")
@@ -453,16 +465,14 @@ class Engine:
         return self._finish(result, scope)
 
     async def _prompts_list(self, scope: RequestScope) -> Raw:
-        return self._page("prompts", _era(scope), scope, lambda items: [item.listing() for item in items])
+        return self._listing_page("prompts", "Prompt", scope)
 
     async def _prompts_get(self, scope: RequestScope) -> dict[str, Any]:
         name = _required_str(scope.params, "name")
         prompt = self.server._prompts.get(name)
         if prompt is None:
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {name!r}", {"name": name})
-        arguments = scope.params.get("arguments") or {}
-        if not isinstance(arguments, dict):
-            raise McpError(INVALID_PARAMS, 'Invalid params: "arguments" must be an object')
+        arguments = _arguments(scope.params)
         context = self._prepare(scope, name, arguments)
         try:
             result = await prompt.render(arguments, context)
@@ -583,10 +593,6 @@ async def _quietly(sending: Awaitable[None]) -> None:
         logger.debug("could not deliver a notification", exc_info=True)
 
 
-def _era(scope: RequestScope) -> str:
-    return "modern" if scope.modern else "legacy"
-
-
 def _progress_token(meta: dict[str, Any]) -> str | int | None:
     token = meta.get("progressToken")
     if isinstance(token, bool):
@@ -597,8 +603,21 @@ def _progress_token(meta: dict[str, Any]) -> str | int | None:
 def _required_str(params: dict[str, Any], name: str) -> str:
     value = params.get(name)
     if not isinstance(value, str):
-        raise McpError(INVALID_PARAMS, f'Invalid params: "{name}" must be a string')
+        problem = "is missing" if value is None else f"must be a string, not {type(value).__name__}"
+        raise McpError(INVALID_PARAMS, f'Invalid params: "{name}" {problem}', {"param": name, "problem": problem})
     return value
+
+
+def _arguments(params: dict[str, Any]) -> dict[str, Any]:
+    arguments = params.get("arguments")
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, dict):
+        problem = f"must be an object, not {type(arguments).__name__}"
+        raise McpError(
+            INVALID_PARAMS, f'Invalid params: "arguments" {problem}', {"param": "arguments", "problem": problem}
+        )
+    return arguments
 
 
 def unsupported_version(requested: Any) -> McpError:

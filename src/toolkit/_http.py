@@ -416,7 +416,7 @@ class McpEndpoint:
             return
         session.connection.session.last_active = asyncio.get_running_loop().time()
         if isinstance(message, Notification):
-            await self.engine.handle_notification(message, session.connection)
+            self.engine.handle_notification(message, session.connection)
             await _respond(send, 202)
         elif isinstance(message, Response):
             self.engine.handle_response(message, session.connection)

@@ -9,6 +9,7 @@ unknown ``$schema`` URL.
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -119,6 +120,9 @@ def check_schema(schema: Any, *, what: str) -> None:
         raise SchemaError(f"{what} is nested deeper than {MAX_DOCUMENT_DEPTH} levels")
 
     count = 0
+    references: list[tuple[str, str]] = []
+    anchors: set[str] = set()
+    has_ids = False
     stack: list[tuple[Any, str, int]] = [(schema, "", 0)]
     while stack:
         node, pointer, depth = stack.pop()
@@ -141,8 +145,14 @@ def check_schema(schema: Any, *, what: str) -> None:
                 f"use {DIALECT_2020_12!r} (the default) or a draft toolkit knows",
                 pointer=pointer,
             )
+        for anchor_keyword in ("$anchor", "$dynamicAnchor"):
+            if isinstance(node.get(anchor_keyword), str):
+                anchors.add(node[anchor_keyword])
+        has_ids = has_ids or (pointer != "" and "$id" in node)
         for keyword in _REFS:
             reference = node.get(keyword)
+            if isinstance(reference, str) and reference.startswith("#"):
+                references.append((reference, pointer))
             if reference is not None and not (isinstance(reference, str) and reference.startswith("#")):
                 raise SchemaError(
                     f"{what} has a non-local {keyword} {reference!r} at '{pointer or '/'}'; only same-document "
@@ -151,6 +161,14 @@ def check_schema(schema: Any, *, what: str) -> None:
                     pointer=pointer,
                 )
         stack.extend((child, child_pointer, depth + 1) for child, child_pointer in _subschemas(node, pointer))
+
+    if not has_ids:  # with nested $id, "#..." is relative to that resource: the validator checks it
+        for reference, pointer in references:
+            if not _resolves(schema, reference, anchors):
+                raise SchemaError(
+                    f"{what} has a {reference!r} reference at '{pointer or '/'}' that points at nothing in the schema",
+                    pointer=pointer,
+                )
 
     try:
         jsonschema_rs.meta.validate(schema)
@@ -165,11 +183,36 @@ def check_schema(schema: Any, *, what: str) -> None:
         raise SchemaError(f"{what} cannot be compiled: {getattr(exc, 'message', exc)}") from None
 
 
-def compile_validator(schema: dict[str, Any] | bool) -> jsonschema_rs.Validator:
-    """A validator for ``schema`` that can never fetch anything."""
+def _resolves(document: Any, reference: str, anchors: set[str]) -> bool:
+    """Whether a same-document reference ("#", "#/json/pointer", "#anchor") has a target."""
+    fragment = urllib.parse.unquote(reference[1:])
+    if not fragment:
+        return True
+    if not fragment.startswith("/"):
+        return fragment in anchors
+    node = document
+    for raw in fragment[1:].split("/"):
+        token = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return False
+    return True
+
+
+def compile_validator(schema: dict[str, Any] | bool, *, assert_formats: bool = False) -> jsonschema_rs.Validator:
+    """A validator for ``schema`` that can never fetch anything.
+
+    ``assert_formats`` makes ``format`` ("date-time", "uuid", ...) an assertion rather than an
+    annotation, as 2020-12 allows: toolkit checks tool arguments this way, so an argument the
+    advertised schema calls a "date" really is one.
+    """
     return jsonschema_rs.validator_for(
         schema,
         offline=True,
+        validate_formats=assert_formats,
         pattern_options=jsonschema_rs.FancyRegexOptions(backtrack_limit=REGEX_BACKTRACK_LIMIT),
     )
 

@@ -97,8 +97,9 @@ class _Generator(GenerateJsonSchema):
     # RFC 3339 "date-time" and "time" require a UTC offset, which a naive value serialized by
     # pydantic does not have ("2026-01-02T09:30:00"); clients that check formats (the
     # TypeScript SDKs do) would reject such a result. An output schema claims the format only
-    # when the hint guarantees an aware value (``AwareDatetime``). Input schemas keep it: it
-    # guides the model, and toolkit accepts a superset (naive values too).
+    # when the hint guarantees an aware value (``AwareDatetime``). Input schemas keep it
+    # (toolkit asserts formats on arguments, so a plain ``datetime`` argument needs an
+    # offset), except for ``NaiveDatetime``/naive times, which can never satisfy it.
     def datetime_schema(self, schema: core_schema.DatetimeSchema) -> JsonSchemaValue:
         return self._offset_format(super().datetime_schema(schema), schema)
 
@@ -106,8 +107,18 @@ class _Generator(GenerateJsonSchema):
         return self._offset_format(super().time_schema(schema), schema)
 
     def _offset_format(self, result: JsonSchemaValue, schema: Any) -> JsonSchemaValue:
-        if self.mode == "serialization" and schema.get("tz_constraint") != "aware":
+        constraint = schema.get("tz_constraint")
+        if (self.mode == "serialization" and constraint != "aware") or constraint == "naive":
             result.pop("format", None)
+        return result
+
+    def dict_schema(self, schema: core_schema.DictSchema) -> JsonSchemaValue:
+        # JSON object keys are strings; pydantic parses them into the key type. Say so for
+        # integer keys, so the schema does not accept keys the tool would refuse.
+        result = super().dict_schema(schema)
+        keys = schema.get("keys_schema") or {}
+        if self.mode == "validation" and keys.get("type") == "int" and "propertyNames" not in result:
+            result["propertyNames"] = {"pattern": "^-?[0-9]+$"}
         return result
 
     def tagged_union_schema(self, schema: core_schema.TaggedUnionSchema) -> JsonSchemaValue:
@@ -456,7 +467,14 @@ def inline_root_ref(schema: JsonSchema) -> JsonSchema:
         _mentions(definition, reference) for key, definition in defs.items() if key != name
     ):
         del remaining[name]
-    inlined: JsonSchema = {**target, **siblings}
+    if set(siblings) & set(target):
+        # In 2020-12 "$ref" and its siblings both apply; where they share a keyword, a merge
+        # would let one replace the other, so the target goes under "allOf" instead.
+        inlined: JsonSchema = {**siblings, "allOf": [*siblings.get("allOf", []), target]}
+        if target.get("type") == "object":
+            inlined.setdefault("type", "object")
+    else:
+        inlined = {**target, **siblings}
     if remaining:
         inlined["$defs"] = remaining
     return inlined

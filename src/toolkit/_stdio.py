@@ -16,15 +16,15 @@ import contextlib
 import logging
 import os
 import signal
+import stat
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from ._engine import Connection
 from ._jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
-    Invalid,
     Notification,
     Request,
     Response,
@@ -46,37 +46,53 @@ _CHUNK: Final = 256 * 1024
 Write = Callable[[bytes], Awaitable[None]]
 
 
-async def read_frames(read: Callable[[int], Awaitable[bytes]], max_bytes: int) -> AsyncIterator[bytes | None]:
-    """Yield each line (without its newline); ``None`` for a line longer than ``max_bytes``."""
-    buffer = bytearray()
-    discarding = False
-    while True:
-        chunk = await read(_CHUNK)
-        if not chunk:
-            if buffer and not discarding:
-                yield bytes(buffer)
-            return
+class FrameSplitter:
+    """Cuts a byte stream into newline-delimited frames.
+
+    ``feed`` returns the complete frames in a chunk (without their newline or a trailing
+    ``\r``); a frame longer than ``max_bytes`` comes out as ``None`` once its newline
+    arrives, and its bytes are not kept meanwhile.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._buffer = bytearray()
+        self._discarding = False
+
+    def feed(self, chunk: bytes) -> list[bytes | None]:
+        frames: list[bytes | None] = []
         start = 0
         while True:
             newline = chunk.find(b"\n", start)
             if newline < 0:
-                if not discarding:
-                    buffer += chunk[start:]
-                    if len(buffer) > max_bytes:
-                        buffer.clear()
-                        discarding = True
-                break
-            if discarding:
-                discarding = False
-                yield None
+                if not self._discarding:
+                    self._buffer += chunk[start:]
+                    if len(self._buffer) > self.max_bytes:
+                        self._buffer.clear()
+                        self._discarding = True
+                return frames
+            if self._discarding:
+                self._discarding = False
+                frames.append(None)
             else:
-                buffer += chunk[start:newline]
-                if len(buffer) > max_bytes:
-                    yield None
+                self._buffer += chunk[start:newline]
+                if len(self._buffer) > self.max_bytes:
+                    frames.append(None)
                 else:
-                    yield bytes(buffer[:-1] if buffer.endswith(b"\r") else buffer)
-            buffer.clear()
+                    frames.append(bytes(self._buffer[:-1] if self._buffer.endswith(b"\r") else self._buffer))
+            self._buffer.clear()
             start = newline + 1
+
+    def finish(self) -> list[bytes | None]:
+        """The last frame, when the stream ends without a newline."""
+        if self._discarding:
+            self._discarding = False
+            return [None]
+        if self._buffer:
+            frame = bytes(self._buffer)
+            self._buffer.clear()
+            return [frame]
+        return []
 
 
 class StdioSession:
@@ -95,11 +111,26 @@ class StdioSession:
         await self._write(encode(message) + b"\n")
 
     async def serve(self, read: Callable[[int], Awaitable[bytes]], stop: asyncio.Event | None = None) -> None:
+        """Serve until ``read`` returns ``b""`` (end of input) or ``stop`` is set."""
+        await self._serve(self._read_loop(read), stop)
+
+    async def serve_pipe(self, fd: int, stop: asyncio.Event | None = None) -> None:
+        """Serve frames read from a pipe or socket, straight from the event loop's callbacks."""
+        loop = asyncio.get_running_loop()
+        finished: asyncio.Future[None] = loop.create_future()
+        file = os.fdopen(os.dup(fd), "rb", buffering=0)
+        transport, _ = await loop.connect_read_pipe(lambda: _FrameProtocol(self, finished), file)
+        try:
+            await self._serve(finished, stop)
+        finally:
+            transport.close()
+
+    async def _serve(self, reading: Awaitable[None], stop: asyncio.Event | None) -> None:
         async with self.server.running():
-            reader = asyncio.create_task(self._read_loop(read))
-            waiters: set[asyncio.Task[Any]] = {reader}
+            reader = asyncio.ensure_future(reading)
+            waiters: set[asyncio.Future[Any]] = {reader}
             if stop is not None:
-                waiters.add(asyncio.create_task(stop.wait()))
+                waiters.add(asyncio.ensure_future(stop.wait()))
             try:
                 await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -111,32 +142,45 @@ class StdioSession:
                 raise reader.exception()  # type: ignore[misc]
 
     async def _read_loop(self, read: Callable[[int], Awaitable[bytes]]) -> None:
-        async for frame in read_frames(read, self.max_message_bytes):
-            await self._dispatch(frame)
+        splitter = FrameSplitter(self.max_message_bytes)
+        while chunk := await read(_CHUNK):
+            for frame in splitter.feed(chunk):
+                self.dispatch(frame)
+            await asyncio.sleep(0)  # let the requests just started run before reading on
+        for frame in splitter.finish():
+            self.dispatch(frame)
 
-    async def _dispatch(self, frame: bytes | None) -> None:
+    def dispatch(self, frame: bytes | None) -> None:
+        """Handle one frame: start a request, act on a notification, or answer an invalid frame."""
         if frame is None:
-            reply = error_reply(
-                None, INVALID_REQUEST, f"Invalid Request: message longer than {self.max_message_bytes} bytes"
+            self._reply_soon(
+                error_reply(
+                    None, INVALID_REQUEST, f"Invalid Request: message longer than {self.max_message_bytes} bytes"
+                )
             )
-            await self.send(reply)
             return
         message = parse(frame)
         if isinstance(message, Request):
             limit = self.server.max_concurrent_requests
             if len(self.connection.inflight) >= limit:
-                await self.send(busy_reply(message.id, limit))
+                self._reply_soon(busy_reply(message.id, limit))
                 return
-            task = asyncio.create_task(self._run(message))
+            task = asyncio.get_running_loop().create_task(self._run(message))
             self.connection.inflight[message.id] = task
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._track(task)
         elif isinstance(message, Notification):
-            await self.engine.handle_notification(message, self.connection)
+            self.engine.handle_notification(message, self.connection)
         elif isinstance(message, Response):
             self.engine.handle_response(message, self.connection)
-        elif isinstance(message, Invalid):
-            await self.send(message.reply)
+        else:
+            self._reply_soon(message.reply)
+
+    def _track(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _reply_soon(self, message: dict[str, Any]) -> None:
+        self._track(asyncio.get_running_loop().create_task(self.send(message)))
 
     async def _run(self, request: Request) -> None:
         try:
@@ -162,6 +206,30 @@ class StdioSession:
         self.engine.forget(self.connection.session)
 
 
+class _FrameProtocol(asyncio.Protocol):
+    """Reads a pipe and dispatches each frame as its bytes arrive (no reader coroutine in between)."""
+
+    def __init__(self, session: StdioSession, finished: asyncio.Future[None]) -> None:
+        self.session = session
+        self.splitter = FrameSplitter(session.max_message_bytes)
+        self.finished = finished
+
+    def data_received(self, data: bytes) -> None:
+        for frame in self.splitter.feed(data):
+            self.session.dispatch(frame)
+
+    def eof_received(self) -> bool:
+        for frame in self.splitter.finish():
+            self.session.dispatch(frame)
+        if not self.finished.done():
+            self.finished.set_result(None)
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.finished.done():
+            self.finished.set_result(None)
+
+
 @contextlib.contextmanager
 def _protocol_stdout() -> Any:
     """Keep fd 1 for protocol messages only: hand out a private duplicate, point fd 1 at stderr."""
@@ -178,19 +246,14 @@ def _protocol_stdout() -> Any:
         os.close(private)
 
 
-async def _pipe_reader(fd: int) -> Callable[[int], Awaitable[bytes]]:
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_CHUNK)
-    try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0))
-        return reader.read
-    except (ValueError, OSError):  # a regular file: read it in a worker thread
-        file = os.fdopen(os.dup(fd), "rb", buffering=0)
+async def _file_reader(fd: int) -> Callable[[int], Awaitable[bytes]]:
+    """Reads for stdin that is a regular file (epoll cannot watch those): a worker thread."""
+    file = os.fdopen(os.dup(fd), "rb", buffering=0)
 
-        async def read(size: int) -> bytes:
-            return await asyncio.to_thread(file.read, size)
+    async def read(size: int) -> bytes:
+        return await asyncio.to_thread(file.read, size)
 
-        return read
+    return read
 
 
 async def _pipe_writer(fd: int) -> Write:
@@ -226,14 +289,17 @@ async def serve_stdio(
     """Serve ``server`` on this process's stdin/stdout until EOF or SIGTERM."""
     with _protocol_stdout() as out_fd:
         write = await _pipe_writer(out_fd)
-        read = await _pipe_reader(sys.stdin.fileno())
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signum, stop.set)
         session = StdioSession(server, write, max_message_bytes=max_message_bytes, shutdown_grace=shutdown_grace)
-        await session.serve(read, stop)
+        stdin = sys.stdin.fileno()
+        if stat.S_ISREG(os.fstat(stdin).st_mode):
+            await session.serve(await _file_reader(stdin), stop)
+        else:
+            await session.serve_pipe(stdin, stop)
 
 
 def run_stdio(server: Server, **options: Any) -> None:

@@ -86,13 +86,28 @@ def _converter(annotation: Any) -> Callable[[Any], Any]:
     if annotation is int:
         return lambda value: int(value) if isinstance(value, float) else value
     if annotation is float:
-        return lambda value: float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+        return _to_float
     return _schema.adapter_for(annotation).validate_python
+
+
+def _to_float(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:
+            raise ValueError("a number beyond the range of a 64-bit float") from None
+    return value
 
 
 def _error_location(error: Mapping[str, Any], root: str) -> str:
     path = "/".join(str(part) for part in error.get("loc", ()))
     return f"{root}/{path}" if path else root
+
+
+def _schema_object(schema: Any, what: str) -> dict[str, Any]:
+    if not isinstance(schema, Mapping):
+        raise SchemaError(f"{what} must be a JSON Schema object (a dict), not {type(schema).__name__}")
+    return dict(schema)
 
 
 class ArgumentsInvalid(Exception):
@@ -144,10 +159,11 @@ class Tool:
                 f'{self._what}: an input schema must have "type": "object" at its root (tool arguments '
                 "are always a JSON object)"
             )
-        self._input_validator = compile_validator(self.input_schema)
+        self._input_validator = compile_validator(self.input_schema, assert_formats=True)
         self.header_params = header_params(self.input_schema, self._what)
         """``x-mcp-header`` name → property path, for the HTTP transport to check."""
 
+        self._return_adapter: pydantic.TypeAdapter[Any] | None = None
         self.output_schema, self._serialize = self._build_output(info, output_schema, structured_output)
         self._output_validator = None
         if self.output_schema is not None:
@@ -169,7 +185,7 @@ class Tool:
                 raise RegistrationError(f"{self._what}: give either input_schema= or root_param=, not both")
             self._converters: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
             self._known = None
-            return dict(input_schema)
+            return _schema_object(input_schema, f"{self._what}: input_schema=")
         if info.accepts_kwargs:
             raise RegistrationError(
                 f"{self._what} takes **kwargs; toolkit cannot derive a schema for it. Name the parameters, "
@@ -245,7 +261,7 @@ class Tool:
             if structured_output is False:
                 raise RegistrationError(f"{self._what}: output_schema= contradicts structured_output=False")
             serialize = self._serializer(annotation) if typed else pydantic_core.to_jsonable_python
-            return dict(output_schema), serialize
+            return _schema_object(output_schema, f"{self._what}: output_schema="), serialize
         if structured_output is False:
             return None, None
         if structured_output is None and not typed:
@@ -259,13 +275,12 @@ class Tool:
 
     def _serializer(self, annotation: Any) -> Callable[[Any], Any]:
         adapter = _schema.adapter_for(annotation)
+        self._return_adapter = adapter
 
         def serialize(value: Any) -> Any:
-            try:
-                return adapter.dump_python(value, mode="json", by_alias=True, warnings="error")
-            except pydantic_core.PydanticSerializationError:
-                # A dict for a model, say: validate into the declared type, then serialize.
-                return adapter.dump_python(adapter.validate_python(value), mode="json", by_alias=True)
+            # No pydantic warnings: the result is checked against the output schema next,
+            # which catches a value that does not fit the declared type.
+            return adapter.dump_python(value, mode="json", by_alias=True, warnings=False)
 
         return serialize
 
@@ -293,10 +308,12 @@ class Tool:
         except pydantic.ValidationError as exc:
             problems = [f"{_error_location(error, where)}: {error['msg']}" for error in exc.errors()]
             raise ArgumentsInvalid("; ".join(problems)) from None
+        except (ValueError, OverflowError) as exc:
+            raise ArgumentsInvalid(f"{where}: {exc}") from None
 
-    async def call(self, arguments: Mapping[str, Any] | None, context: Any) -> CallOutcome:
+    async def call(self, arguments: dict[str, Any] | None, context: Any) -> CallOutcome:
         """Run the tool. Argument and tool failures come back as ``is_error`` outcomes."""
-        if arguments and not json_depth_within(arguments, self.max_argument_depth):
+        if arguments and not normalize_arguments(arguments, self.max_argument_depth):
             return CallOutcome.error(
                 f"Invalid arguments for tool {self.name!r}: nested deeper than {self.max_argument_depth} levels"
             )
@@ -359,11 +376,22 @@ class Tool:
         serialize = self._serialize or pydantic_core.to_jsonable_python
         try:
             structured = serialize(value)
-        except (pydantic.ValidationError, pydantic_core.PydanticSerializationError, TypeError, ValueError) as exc:
+        except (pydantic_core.PydanticSerializationError, TypeError, ValueError) as exc:
             raise _OutputInvalid(str(exc)) from None
-        if self._output_validator is not None and not self._output_validator.is_valid(structured):
-            raise _OutputInvalid("; ".join(describe_errors(self._output_validator, structured, root="result")))
-        return structured
+        validator = self._output_validator
+        if validator is None or validator.is_valid(structured):
+            return structured
+        if self._return_adapter is not None:
+            # A dict where the hint says model, say: validate into the declared type first.
+            try:
+                converted = self._return_adapter.validate_python(value)
+                structured = serialize(converted)
+            except (pydantic.ValidationError, pydantic_core.PydanticSerializationError, TypeError, ValueError):
+                pass
+            else:
+                if validator.is_valid(structured):
+                    return structured
+        raise _OutputInvalid("; ".join(describe_errors(validator, structured, root="result")))
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r})"
@@ -373,19 +401,27 @@ class _OutputInvalid(Exception):
     pass
 
 
-def json_depth_within(value: Any, limit: int) -> bool:
-    """Whether a JSON value nests no deeper than ``limit`` (iterative: no recursion limit to hit)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
+_EXACT_FLOAT_LIMIT: Final = 2.0**53
+
+
+def normalize_arguments(arguments: dict[str, Any], limit: int) -> bool:
+    """Check the nesting depth (False if beyond ``limit``) and make large whole numbers ints.
+
+    JSON Schema counts ``1e20`` as an integer, and so must the validator: a float this large
+    is always whole, so it becomes the int it denotes (pydantic would refuse it for ``int``).
+    Iterative, in place (the arguments were parsed for this request alone).
+    """
+    stack: list[tuple[Any, int]] = [(arguments, 1)]
     while stack:
         node, depth = stack.pop()
-        if isinstance(node, dict):
-            if depth > limit:
-                return False
-            stack.extend((child, depth + 1) for child in node.values())
-        elif isinstance(node, list):
-            if depth > limit:
-                return False
-            stack.extend((child, depth + 1) for child in node)
+        if depth > limit:
+            return False
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, child in items:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+            elif isinstance(child, float) and abs(child) >= _EXACT_FLOAT_LIMIT and child.is_integer():
+                node[key] = int(child)
     return True
 
 

@@ -158,7 +158,7 @@ class Client:
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         from ._jsonrpc import Notification
 
-        await self.server.engine.handle_notification(Notification(method, params or {}), self._connection)
+        self.server.engine.handle_notification(Notification(method, params or {}), self._connection)
 
     async def list_tools(self) -> list[dict[str, Any]]:
         tools: list[dict[str, Any]] = []

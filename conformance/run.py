@@ -1,0 +1,284 @@
+"""Run the official MCP conformance suite against examples/conformance_server.py (see scripts/conformance).
+
+For each protocol version a fresh server is started with ``toolkit run ... --transport http`` on a
+free localhost port, the suite's ``server`` command runs every scenario that applies to that
+version, and the server is stopped. The verdict is read from each scenario's ``checks.json``: a
+scenario passes when none of its checks has status FAILURE (WARNINGs are listed, not counted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER_APP = ROOT / "examples" / "conformance_server.py"
+TOOLKIT = ROOT / ".venv" / "bin" / "toolkit"
+RESULTS = ROOT / ".conformance" / "results"
+SPEC_VERSIONS = ("2025-11-25", "2026-07-28")
+EXTENSION = "extension"
+RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$")
+LISTED = re.compile(r"^\s*-\s+(?P<name>\S+)\s+\[(?P<tags>[^\]]*)\]")
+
+
+@dataclass
+class Outcome:
+    scenario: str
+    version: str
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    problem: str | None = None
+
+    def ids(self, status: str) -> list[str]:
+        counts: dict[str, int] = {}
+        for check in self.checks:
+            if check.get("status") == status:
+                counts[str(check.get("id"))] = counts.get(str(check.get("id")), 0) + 1
+        return [name if count == 1 else f"{name} x{count}" for name, count in counts.items()]
+
+    @property
+    def passed(self) -> bool:
+        return self.problem is None and bool(self.checks) and not self.ids("FAILURE")
+
+    def line(self) -> str:
+        verdict = "PASS" if self.passed else "FAIL"
+        parts = [f"{verdict}  {self.version:<10}  {self.scenario}"]
+        failed = self.ids("FAILURE")
+        if self.problem is not None:
+            parts.append(f"  [{self.problem}]")
+        if failed:
+            parts.append(f"  failed: {', '.join(failed)}")
+        warned = self.ids("WARNING")
+        if warned:
+            parts.append(f"  warnings: {', '.join(warned)}")
+        own = [check for check in self.checks if check.get("id") != "wire-schema-valid"]
+        if own and all(check.get("status") in ("SKIPPED", "INFO") for check in own):
+            parts.append(f"  (not exercised: its {len(own)} checks are SKIPPED/INFO)")
+        return "".join(parts)
+
+    def details(self) -> Iterator[str]:
+        for check in self.checks:
+            if check.get("status") in ("FAILURE", "WARNING"):
+                message = " ".join(str(check.get("errorMessage") or check.get("description") or "").split())
+                if len(message) > 400:
+                    message = message[:400] + " ..."
+                yield f"      {check.get('status')} {check.get('id')}: {message}"
+
+
+def log(message: str) -> None:
+    print(f"conformance: {message}", file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def running_server(log_path: Path) -> Iterator[str]:
+    """Start the example over Streamable HTTP; yield its URL once it answers; always stop it."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    command = [
+        str(TOOLKIT),
+        "run",
+        str(SERVER_APP),
+        "--transport",
+        "http",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
+    with log_path.open("wb") as output:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                tail = log_path.read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"the server exited with code {process.returncode} before answering:\n{tail}")
+            try:
+                urllib.request.urlopen(urllib.request.Request(url, method="GET"), timeout=2).close()
+                break
+            except urllib.error.HTTPError:
+                break  # any HTTP answer means it is serving
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the server did not answer at {url} within 60 s") from None
+                time.sleep(0.1)
+        yield url
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def list_scenarios(suite_bin: str) -> dict[str, list[str]]:
+    """Server scenario name -> the spec versions it applies to (or ["extension"])."""
+    listing = subprocess.run([suite_bin, "list", "--server"], capture_output=True, text=True, check=True, cwd=ROOT)
+    scenarios: dict[str, list[str]] = {}
+    for line in listing.stdout.splitlines():
+        match = LISTED.match(line)
+        if match:
+            scenarios[match["name"]] = [tag.strip() for tag in match["tags"].split(",") if tag.strip()]
+    if not scenarios:
+        raise RuntimeError(f"`conformance list --server` listed no scenarios:\n{listing.stdout}{listing.stderr}")
+    return scenarios
+
+
+def harness(suite_bin: str, arguments: list[str], output_dir: Path, timeout: float) -> None:
+    with (output_dir / "harness.log").open("ab") as output:
+        try:
+            subprocess.run(
+                [suite_bin, "server", *arguments, "-o", str(output_dir)],
+                cwd=ROOT,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            log(f"the suite did not finish within {timeout:.0f} s ({' '.join(arguments)})")
+
+
+def collect(output_dir: Path, version: str, expected: list[str]) -> list[Outcome]:
+    found: dict[str, Outcome] = {}
+    for checks_file in sorted(output_dir.glob("*/checks.json")):
+        match = RESULT_DIR.match(checks_file.parent.name)
+        if match is None:
+            continue
+        outcome = Outcome(match["scenario"], version)
+        try:
+            checks = json.loads(checks_file.read_text())
+        except json.JSONDecodeError as exc:
+            outcome.problem = f"unreadable checks.json: {exc}"
+        else:
+            outcome.checks = checks if isinstance(checks, list) else []
+            if not outcome.checks:
+                outcome.problem = "no checks recorded"
+        found[outcome.scenario] = outcome
+    missing = "no result (crashed or timed out)"
+    outcomes = [found.pop(name) if name in found else Outcome(name, version, problem=missing) for name in expected]
+    return outcomes + list(found.values())
+
+
+def run_version(
+    suite_bin: str, version: str, scenarios: list[str], whole_suite: bool, out: Path, timeout: float
+) -> list[Outcome]:
+    output_dir = out / version
+    output_dir.mkdir(parents=True, exist_ok=True)
+    log(f"{version}: {len(scenarios)} scenario(s)")
+    with running_server(output_dir / "server.log") as url:
+        if whole_suite:
+            harness(suite_bin, ["--url", url, "--suite", "all", "--spec-version", version], output_dir, timeout)
+        else:
+            for name in scenarios:
+                harness(suite_bin, ["--url", url, "--scenario", name, "--spec-version", version], output_dir, timeout)
+    return collect(output_dir, version, scenarios)
+
+
+def run_extensions(suite_bin: str, scenarios: list[str], out: Path, timeout: float) -> list[Outcome]:
+    output_dir = out / EXTENSION
+    output_dir.mkdir(parents=True, exist_ok=True)
+    log(f"extensions: {len(scenarios)} scenario(s)")
+    with running_server(output_dir / "server.log") as url:
+        for name in scenarios:
+            harness(suite_bin, ["--url", url, "--scenario", name], output_dir, timeout)
+    return collect(output_dir, EXTENSION, scenarios)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--suite-bin", required=True, help="the conformance CLI (scripts/conformance passes it)")
+    parser.add_argument("--scenario", action="append", default=[], help="only this scenario (repeatable)")
+    parser.add_argument(
+        "--spec-version", action="append", choices=SPEC_VERSIONS, default=[], help="only this version (repeatable)"
+    )
+    parser.add_argument("--extensions", action="store_true", help="run the extension scenarios (informational)")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds allowed for one suite invocation")
+    parser.add_argument("--out", type=Path, default=None, help="where to keep raw results")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print the message of every failed/warned check")
+    args = parser.parse_args()
+
+    started = time.monotonic()
+    out = args.out or RESULTS / time.strftime("%Y%m%d-%H%M%S")
+    out.mkdir(parents=True, exist_ok=True)
+    catalogue = list_scenarios(args.suite_bin)
+    unknown = [name for name in args.scenario if name not in catalogue]
+    if unknown:
+        log(f"unknown scenario(s) {unknown}; the server scenarios are: {', '.join(catalogue)}")
+        return 2
+    versions = args.spec_version or list(SPEC_VERSIONS)
+    extensions = [name for name, tags in catalogue.items() if tags == [EXTENSION]]
+
+    outcomes: list[Outcome] = []
+    informational: list[Outcome] = []
+    try:
+        if args.extensions:
+            chosen = [name for name in args.scenario if name in extensions] if args.scenario else extensions
+            informational = run_extensions(args.suite_bin, chosen, out, args.timeout)
+        else:
+            for version in versions:
+                applicable = [name for name, tags in catalogue.items() if version in tags]
+                chosen = [name for name in args.scenario if name in applicable] if args.scenario else applicable
+                if chosen:
+                    outcomes += run_version(args.suite_bin, version, chosen, not args.scenario, out, args.timeout)
+            if args.scenario and not outcomes:
+                log(f"{args.scenario} apply to none of {versions} (extension scenarios run with --extensions)")
+                return 2
+    except RuntimeError as exc:
+        log(str(exc))
+        return 2
+
+    for outcome in outcomes + informational:
+        print(outcome.line())
+        if args.verbose:
+            for detail in outcome.details():
+                print(detail)
+    (out / "summary.json").write_text(
+        json.dumps(
+            [
+                {
+                    "scenario": o.scenario,
+                    "version": o.version,
+                    "passed": o.passed,
+                    "problem": o.problem,
+                    "failed": o.ids("FAILURE"),
+                    "warnings": o.ids("WARNING"),
+                }
+                for o in outcomes + informational
+            ],
+            indent=2,
+        )
+    )
+    log(f"raw results in {os.path.relpath(out, ROOT)}; took {time.monotonic() - started:.0f} s")
+    if informational:
+        passed = sum(o.passed for o in informational)
+        print(f"extensions (informational, not scored): {passed} passed, {len(informational) - passed} failed")
+        return 0
+    passed = sum(o.passed for o in outcomes)
+    print(f"{passed} passed, {len(outcomes) - passed} failed")
+    return 0 if passed == len(outcomes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

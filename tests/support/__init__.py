@@ -1,0 +1,1 @@
+"""Reusable test helpers: a raw stdio JSON-RPC client, server subprocesses, app loading."""

@@ -1,0 +1,116 @@
+"""Server subprocesses for tests: free ports, ``toolkit run`` over HTTP, always stopped.
+
+    with http_server(WEATHER) as running:
+        httpx.post(running.url, ...)
+
+The server binds 127.0.0.1 on a free port; on exit it gets SIGTERM, then SIGKILL if it hangs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+REPO = Path(__file__).resolve().parents[2]
+VENV_BIN = REPO / ".venv" / "bin"
+TOOLKIT = VENV_BIN / "toolkit"
+PYTHON = VENV_BIN / "python"
+LOCALHOST = "127.0.0.1"
+
+
+def free_port(host: str = LOCALHOST) -> int:
+    """A TCP port nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_for_port(
+    port: int, *, host: str = LOCALHOST, timeout: float = 20.0, process: subprocess.Popen[bytes] | None = None
+) -> None:
+    """Block until something accepts connections on ``host:port``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"the server exited with code {process.returncode} before listening on {port}")
+        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.5):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"nothing listened on {host}:{port} after {timeout:g} s")
+        time.sleep(0.05)
+
+
+def stop(process: subprocess.Popen[bytes], timeout: float = 10.0) -> int:
+    """SIGTERM, then SIGKILL if the process is still there after ``timeout``; the exit code."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            return process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    return process.wait()
+
+
+@dataclass
+class RunningServer:
+    process: subprocess.Popen[bytes]
+    host: str
+    port: int
+    path: str
+    _stderr: IO[bytes]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return self.base_url + self.path
+
+    @property
+    def stderr(self) -> str:
+        self._stderr.flush()
+        return Path(self._stderr.name).read_text("utf-8", "replace")
+
+
+@contextlib.contextmanager
+def http_server(
+    app: str | os.PathLike[str],
+    *args: str,
+    path: str = "/mcp",
+    cwd: Path = REPO,
+    env: dict[str, str] | None = None,
+    timeout: float = 20.0,
+) -> Iterator[RunningServer]:
+    """``toolkit run APP --transport http`` on a free 127.0.0.1 port, for the ``with`` block."""
+    port = free_port()
+    argv: Sequence[str] = [
+        str(TOOLKIT),
+        "run",
+        str(app),
+        "--transport",
+        "http",
+        "--host",
+        LOCALHOST,
+        "--port",
+        str(port),
+        "--path",
+        path,
+        *args,
+    ]
+    with tempfile.NamedTemporaryFile(prefix="toolkit-server-", suffix=".stderr") as stderr:
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr, cwd=cwd, env=env)
+        try:
+            wait_for_port(port, timeout=timeout, process=process)
+            yield RunningServer(process, LOCALHOST, port, path, stderr)
+        finally:
+            stop(process)
