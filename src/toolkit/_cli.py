@@ -155,11 +155,4 @@ async def _list_tools(server: Server, version: str) -> list[dict[str, Any]]:
     from .testing import Client
 
     async with Client(server, protocol_version=version) as client:
-        tools: list[dict[str, Any]] = []
-        cursor: str | None = None
-        while True:
-            result = await client.result("tools/list", {"cursor": cursor} if cursor else {})
-            tools.extend(result["tools"])
-            cursor = result.get("nextCursor")
-            if not cursor:
-                return tools
+        return await client.list_tools()

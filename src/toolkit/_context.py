@@ -9,7 +9,9 @@ input schema). The same code works in both protocol eras:
   with ``resultType: "input_required"``; the client retries with the answers and the
   function runs again from the top, this time getting them. Code before an ``elicit``
   may therefore run more than once: keep it free of side effects, or do the side effects
-  after the questions.
+  after the questions. To ask several questions in one round, start them together with
+  ``asyncio.gather(ctx.elicit(...), ctx.sample(...))``: each records its question before
+  the round ends, and all of them go out in the same ``inputRequests``.
 """
 
 from __future__ import annotations

@@ -27,11 +27,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import uvicorn
+from starlette.applications import Starlette
 
 from ._engine import PROTOCOL_VERSION_KEY, Connection, Reply, is_modern_request, unsupported_version
 from ._events import EventStore
 from ._jsonrpc import (
     HEADER_MISMATCH,
+    INTERNAL_ERROR,
     INVALID_REQUEST,
     Invalid,
     Notification,
@@ -45,7 +47,6 @@ from ._jsonrpc import (
 from ._versions import KNOWN_VERSIONS, LEGACY_VERSIONS, MODERN_VERSIONS
 
 if TYPE_CHECKING:
-    from starlette.applications import Starlette
     from starlette.types import Message, Receive, Scope, Send
 
     from ._server import Server
@@ -57,6 +58,8 @@ LOCAL_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
 NAMED_METHODS: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 SSE_HEADERS: Final = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
 _REPLY = object()
+_CANCELLED = object()
+"""Queued when the request was cancelled: its POST ends with no JSON-RPC response (spec)."""
 
 
 # --- small ASGI helpers ----------------------------------------------------------------------
@@ -161,18 +164,22 @@ class McpEndpoint:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stateless_inflight = 0
         self._reaper: asyncio.Task[None] | None = None
+        self._started = False
 
     # --- lifecycle --------------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Any = None) -> AsyncIterator[None]:
         async with self.server.running():
+            self._started = True
             self._reaper = asyncio.create_task(self._reap_sessions())
             try:
                 yield
             finally:
                 self._reaper.cancel()
+                self._reaper = None
                 await self.shutdown()
+                self._started = False
 
     def _stateless_done(self, task: asyncio.Task[Any]) -> None:
         self._stateless_inflight -= 1
@@ -223,6 +230,20 @@ class McpEndpoint:
             return
         if scope["type"] != "http":
             return
+        if not self._started and self.server.lifespan is not None:
+            # Mounted in a host app that did not run our lifespan: the user's lifespan never
+            # started, so handlers would see ctx.lifespan as None. Say so instead.
+            await _respond_error(
+                send,
+                500,
+                INTERNAL_ERROR,
+                "Internal error: the MCP server's lifespan has not started. When mounting server.http_app() "
+                "in another app, give that app the MCP app's lifespan: lifespan=mcp_app.lifespan",
+            )
+            logger.error("request refused: the server's lifespan has not started (see the message sent)")
+            return
+        if self._reaper is None:  # served without our lifespan: clean up idle sessions anyway
+            self._reaper = asyncio.create_task(self._reap_sessions())
         headers = _header_map(scope)
         rejected = self._check_origin(headers)
         if rejected is not None:
@@ -496,8 +517,19 @@ class McpEndpoint:
         if inflight >= limit:
             await _respond(send, 503, encode(busy_reply(request.id, limit)), [("retry-after", "1")])
             return
+        listening = request.method == "subscriptions/listen"
+        if listening and not sse:
+            await _respond_error(
+                send,
+                406,
+                INVALID_REQUEST,
+                "Not Acceptable: subscriptions/listen answers with an SSE stream",
+                request.id,
+            )
+            return
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        streaming = sse and not self.json_response
+        # A listen request is a stream by nature, even in JSON-response mode.
+        streaming = listening or (sse and not self.json_response)
         stream_id = secrets.token_hex(8) if resumable and streaming else None
         if stream_id is not None and session is not None:
             session.add_stream(stream_id)
@@ -515,6 +547,7 @@ class McpEndpoint:
                     request, connection, deliver, request_info=_RequestInfo(scope, closer.close), modern=modern
                 )
             except asyncio.CancelledError:
+                queue.put_nowait(_CANCELLED)
                 raise
             except Exception:
                 logger.exception("internal error while handling %s", request.method)
@@ -537,6 +570,9 @@ class McpEndpoint:
         first = await self._first(queue, receive, task)
         if first is None:
             return  # the client went away and the request was cancelled
+        if first is _CANCELLED:  # cancelled by notifications/cancelled: nothing to answer
+            await _respond(send, 204)
+            return
         if isinstance(first, tuple):
             reply: Reply = first[1]
             await _respond(send, reply.status, reply.body)
@@ -584,6 +620,11 @@ class McpEndpoint:
                         item = await _next_or_close(queue, closer)
                         if item is _CLOSE:
                             return  # the handler asked the client to reconnect; the request goes on
+                    if item is _CANCELLED:
+                        finished = True
+                        if store is not None and stream_id is not None:
+                            await store.finish(stream_id)
+                        return
                     if isinstance(item, tuple):
                         body = item[1].body
                         event_id = await store.append(stream_id, body) if store is not None and stream_id else None
@@ -614,6 +655,9 @@ class McpEndpoint:
         async def drain() -> None:
             while True:
                 item = await queue.get()
+                if item is _CANCELLED:
+                    await store.finish(stream_id)
+                    return
                 if isinstance(item, tuple):
                     await store.append(stream_id, item[1].body)
                     await store.finish(stream_id)
@@ -632,16 +676,8 @@ class McpEndpoint:
         if "text/event-stream" not in headers.get("accept", "*/*") and "*/*" not in headers.get("accept", "*/*"):
             await _respond_error(send, 406, INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream")
             return
-        if headers.get("mcp-protocol-version") in MODERN_VERSIONS or self.stateless:
-            await _respond(send, 405, headers=[("allow", "POST")])
-            return
-        session_id = headers.get("mcp-session-id")
-        if session_id is None:
-            await _respond_error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
-            return
-        session = self.sessions.get(session_id)
+        session = await self._session_for_stream(headers, send)
         if session is None:
-            await _respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session")
             return
         last_event_id = headers.get("last-event-id")
         if last_event_id is not None and self.event_store is not None:
@@ -700,19 +736,28 @@ class McpEndpoint:
     # --- DELETE -----------------------------------------------------------------------------
 
     async def _delete(self, send: Send, headers: dict[str, str]) -> None:
+        session = await self._session_for_stream(headers, send)
+        if session is not None:
+            self._end_session(session)
+            await _respond(send, 204)
+
+    async def _session_for_stream(self, headers: dict[str, str], send: Send) -> HttpSession | None:
+        """The legacy session a GET or DELETE names, or None once an error has been sent.
+
+        These methods exist only for legacy sessions: modern or stateless traffic gets 405
+        (spec 2026-07-28, streamable-http "Backward Compatibility").
+        """
         if headers.get("mcp-protocol-version") in MODERN_VERSIONS or self.stateless:
             await _respond(send, 405, headers=[("allow", "POST")])
-            return
+            return None
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             await _respond_error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
-            return
+            return None
         session = self.sessions.get(session_id)
         if session is None:
             await _respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session")
-            return
-        self._end_session(session)
-        await _respond(send, 204)
+        return session
 
 
 _CLOSE = object()
@@ -733,11 +778,16 @@ async def _next_or_close(queue: asyncio.Queue[Any], closer: _StreamCloser) -> An
         return queue.get_nowait()
     getting = asyncio.ensure_future(queue.get())
     closing = asyncio.ensure_future(closer.requested.wait())
-    done, _ = await asyncio.wait({getting, closing}, return_when=asyncio.FIRST_COMPLETED)
-    if getting in done:
+    try:
+        done, _ = await asyncio.wait({getting, closing}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        # Also when the stream itself is cancelled (client gone): a pending get left behind
+        # would swallow the next message before anyone else reads the queue.
         closing.cancel()
+        if not getting.done():
+            getting.cancel()
+    if getting in done:
         return getting.result()
-    getting.cancel()
     return _CLOSE
 
 
@@ -788,17 +838,33 @@ def _header_matches(header: str, value: Any) -> bool:
     return header == str(value)
 
 
-def create_app(server: Server, *, path: str = "/mcp", **options: Any) -> Starlette:
+def create_app(server: Server, *, path: str = "/mcp", **options: Any) -> McpApp:
     """A Starlette app serving ``server`` at ``path``; its lifespan runs the server's."""
-    from starlette.applications import Starlette
     from starlette.routing import Route
 
     endpoint = McpEndpoint(server, **options)
-    app = Starlette(
-        routes=[Route(path, endpoint=endpoint, methods=["GET", "POST", "DELETE"])], lifespan=endpoint.lifespan
-    )
+    app = McpApp(routes=[Route(path, endpoint=endpoint, methods=["GET", "POST", "DELETE"])], lifespan=endpoint.lifespan)
     app.state.mcp = endpoint
     return app
+
+
+class McpApp(Starlette):
+    """The Starlette app ``server.http_app()`` returns.
+
+    Mounted inside another app, its lifespan does not run by itself (Starlette runs only the
+    outermost app's): give the host app ``lifespan=mcp_app.lifespan``, or enter it from the
+    host's own lifespan with ``async with mcp_app.lifespan(app): ...``.
+    """
+
+    @property
+    def endpoint(self) -> McpEndpoint:
+        """The ASGI endpoint itself, to add as a route of another app."""
+        endpoint: McpEndpoint = self.state.mcp
+        return endpoint
+
+    def lifespan(self, app: Any = None) -> contextlib.AbstractAsyncContextManager[None]:
+        """The server's lifespan, as an app lifespan (``FastAPI(lifespan=mcp_app.lifespan)``)."""
+        return self.endpoint.lifespan(app)
 
 
 def run_http(

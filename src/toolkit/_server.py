@@ -20,9 +20,8 @@ from ._session import RequestScope
 from ._tools import Tool
 
 if TYPE_CHECKING:
-    from starlette.applications import Starlette
-
     from ._events import EventStore
+    from ._http import McpApp
 
 F = TypeVar("F", bound=Callable[..., Any])
 Lifespan = Callable[["Server"], contextlib.AbstractAsyncContextManager[Any]]
@@ -447,8 +446,15 @@ class Server:
         else:
             raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
 
-    def http_app(self, path: str = "/mcp", **options: Any) -> Starlette:
-        """A Starlette app serving this server over Streamable HTTP at ``path``."""
+    def http_app(self, path: str = "/mcp", **options: Any) -> McpApp:
+        """A Starlette app serving this server over Streamable HTTP at ``path``.
+
+        Options: ``json_response`` (never SSE), ``stateless`` (legacy traffic without
+        sessions), ``allowed_hosts``/``allowed_origins`` (beyond localhost),
+        ``dns_rebinding_protection``, ``max_body_bytes``, ``max_sessions``,
+        ``session_idle_timeout``, ``event_store``, ``retry_ms``, ``sse_ping_seconds``.
+        Mounted in another app, give that app ``lifespan=app.lifespan``.
+        """
         from ._http import create_app
 
         return create_app(self, path=path, **options)
