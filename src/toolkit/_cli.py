@@ -137,9 +137,26 @@ def main(argv: list[str] | None = None) -> None:
         server.run("stdio")
         return
     if _is_http_app(target):
+        # The app was built in code with its own path and options: say so rather than
+        # silently ignoring flags that would change them.
+        ignored = [
+            flag
+            for flag, given in (
+                ("--path", args.path != "/mcp"),
+                ("--allowed-host", args.allowed_host),
+                ("--allowed-origin", args.allowed_origin),
+            )
+            if given
+        ]
+        if ignored:
+            print(
+                f"toolkit: {args.app} is an app made by server.http_app(); set {', '.join(ignored)} there, in code",
+                file=sys.stderr,
+            )
+            raise SystemExit(2)
         from ._http import serve_app
 
-        serve_app(target, host=args.host, port=args.port)
+        serve_app(target, host=args.host, port=args.port, workers=args.workers, app_spec=args.app)
         return
     options: dict[str, Any] = {"host": args.host, "port": args.port, "path": args.path, "workers": args.workers}
     if args.allowed_host:

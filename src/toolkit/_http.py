@@ -885,12 +885,24 @@ def run_http(
     if workers > 1:
         if app_spec is None:
             raise ValueError("workers > 1 needs the app given as 'path.py:attr' (use `toolkit run ... --workers N`)")
+        import json
+
         from ._mrtr import STATE_SECRET_ENV
 
+        if not options.get("stateless"):
+            # Legacy sessions live in one process, and the kernel spreads connections over the
+            # workers: a session's next request would reach a worker that never saw it.
+            logger.warning(
+                "with %d workers, legacy (2025-11-25 and older) clients are served without sessions; "
+                "run one worker per process behind sticky routing to keep them",
+                workers,
+            )
+            options["stateless"] = True
         # Every worker must sign and verify requestState with the same key.
         os.environ.setdefault(STATE_SECRET_ENV, secrets.token_hex(32))
         os.environ["TOOLKIT_APP"] = app_spec
         os.environ["TOOLKIT_HTTP_PATH"] = path
+        os.environ["TOOLKIT_HTTP_OPTIONS"] = json.dumps(options)
         uvicorn.run(
             "toolkit._http:worker_app", factory=True, host=host, port=port, workers=workers, log_level=log_level
         )
@@ -911,8 +923,23 @@ def serve_app(
     port: int = 8000,
     log_level: str = "warning",
     shutdown_grace: float = 10.0,
+    workers: int = 1,
+    app_spec: str | None = None,
 ) -> None:
     """Serve an app made by ``create_app``/``server.http_app`` with uvicorn until SIGTERM/SIGINT."""
+    if workers > 1:
+        import os
+
+        if app_spec is None:
+            raise ValueError("workers > 1 needs the app given as 'path.py:attr' (use `toolkit run ... --workers N`)")
+        from ._mrtr import STATE_SECRET_ENV
+
+        os.environ.setdefault(STATE_SECRET_ENV, secrets.token_hex(32))
+        os.environ["TOOLKIT_APP"] = app_spec
+        uvicorn.run(
+            "toolkit._http:worker_app", factory=True, host=host, port=port, workers=workers, log_level=log_level
+        )
+        return
     config = uvicorn.Config(
         app, host=host, port=port, log_level=log_level, lifespan="on", timeout_graceful_shutdown=int(shutdown_grace)
     )
@@ -949,6 +976,7 @@ class GracefulServer(uvicorn.Server):
 
 def worker_app() -> Starlette:
     """The app each uvicorn worker builds (``toolkit run --workers N``)."""
+    import json
     import os
 
     from ._cli import load_target
@@ -957,4 +985,5 @@ def worker_app() -> Starlette:
     if hasattr(target, "state"):
         app: Starlette = target
         return app
-    return create_app(target, path=os.environ.get("TOOLKIT_HTTP_PATH", "/mcp"))
+    options = json.loads(os.environ.get("TOOLKIT_HTTP_OPTIONS", "{}"))
+    return create_app(target, path=os.environ.get("TOOLKIT_HTTP_PATH", "/mcp"), **options)

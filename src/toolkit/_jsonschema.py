@@ -72,33 +72,44 @@ def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
-def _subschemas(schema: dict[str, Any], pointer: str) -> Iterator[tuple[Any, str]]:
-    for keyword, value in schema.items():
+_SCHEMA_KEYWORDS: Final = _ONE | _LIST | _MAP | {"items", "dependencies"}
+_Trail = tuple[Any, str] | None
+"""Where a subschema sits: ``(parent trail, token)``; pointers are built only for messages."""
+
+
+def _pointer(trail: _Trail) -> str:
+    tokens: list[str] = []
+    while trail is not None:
+        trail, token = trail
+        tokens.append(token)
+    return "".join(f"/{_escape(token)}" for token in reversed(tokens))
+
+
+def _children(node: dict[str, Any], trail: _Trail) -> Iterator[tuple[Any, _Trail]]:
+    for keyword, value in node.items():
+        if keyword not in _SCHEMA_KEYWORDS:
+            continue
+        here = (trail, keyword)
         if keyword in _ONE:
-            yield value, f"{pointer}/{keyword}"
-        elif keyword in _LIST and isinstance(value, list):
-            for index, item in enumerate(value):
-                yield item, f"{pointer}/{keyword}/{index}"
-        elif keyword in _MAP and isinstance(value, dict):
-            for name, item in value.items():
-                yield item, f"{pointer}/{keyword}/{_escape(str(name))}"
-        elif keyword == "items":
-            if isinstance(value, list):  # draft-07 tuple form
+            yield value, here
+        elif keyword in _LIST or (keyword == "items" and isinstance(value, list)):
+            if isinstance(value, list):
                 for index, item in enumerate(value):
-                    yield item, f"{pointer}/items/{index}"
-            else:
-                yield value, f"{pointer}/items"
-        elif keyword == "dependencies" and isinstance(value, dict):
+                    yield item, (here, str(index))
+        elif keyword == "items":
+            yield value, here
+        elif isinstance(value, dict):
             for name, item in value.items():
-                if isinstance(item, (dict, bool)):
-                    yield item, f"{pointer}/dependencies/{_escape(str(name))}"
+                if keyword != "dependencies" or isinstance(item, dict | bool):
+                    yield item, (here, str(name))
 
 
-def _document_depth_ok(value: Any, limit: int) -> bool:
+def _data_depth_ok(value: Any, budget: int) -> bool:
+    """Whether data (a default, an enum list, an unknown keyword's value) nests within ``budget``."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         node, depth = stack.pop()
-        if depth > limit:
+        if depth > budget:
             return False
         if isinstance(node, dict):
             stack.extend((child, depth + 1) for child in node.values())
@@ -107,64 +118,73 @@ def _document_depth_ok(value: Any, limit: int) -> bool:
     return True
 
 
-def check_schema(schema: Any, *, what: str) -> None:
+def check_schema(schema: Any, *, what: str, assert_formats: bool = False) -> jsonschema_rs.Validator:
     """Raise ``SchemaError`` unless ``schema`` is safe to advertise and to validate with.
 
     ``what`` names the schema in the message (for example ``"tool 'x': output schema"``).
-    Checks, in order: JSON nesting, subschema depth and count, ``$schema`` dialect,
-    same-document references, then validity against the dialect's metaschema.
+    Checks, in one walk: subschema depth and count, JSON nesting, ``$schema`` dialects,
+    same-document references; then validity against the dialect's metaschema. Returns the
+    schema's compiled validator (see ``compile_validator``).
     """
     if not isinstance(schema, dict):
         raise SchemaError(f"{what} must be a JSON object (a dict), not {type(schema).__name__}")
-    if not _document_depth_ok(schema, MAX_DOCUMENT_DEPTH):
-        raise SchemaError(f"{what} is nested deeper than {MAX_DOCUMENT_DEPTH} levels")
-
     count = 0
-    references: list[tuple[str, str]] = []
+    references: list[tuple[str, _Trail]] = []
     anchors: set[str] = set()
     has_ids = False
-    stack: list[tuple[Any, str, int]] = [(schema, "", 0)]
+    # (subschema, where it sits, subschema depth, JSON depth)
+    stack: list[tuple[Any, _Trail, int, int]] = [(schema, None, 0, 0)]
     while stack:
-        node, pointer, depth = stack.pop()
+        node, trail, depth, json_depth = stack.pop()
         count += 1
         if count > MAX_SUBSCHEMAS:
             raise SchemaError(f"{what} has more than {MAX_SUBSCHEMAS} subschemas; split it or simplify it")
-        if depth > MAX_DEPTH:
+        if depth > MAX_DEPTH or json_depth > MAX_DOCUMENT_DEPTH:
+            pointer = _pointer(trail)
             raise SchemaError(f"{what} nests subschemas deeper than {MAX_DEPTH} levels at '{pointer}'", pointer=pointer)
-        if isinstance(node, bool):
+        if node is True or node is False:
             continue
         if not isinstance(node, dict):
+            pointer = _pointer(trail)
             raise SchemaError(
-                f"{what} has a subschema at '{pointer}' that is neither an object nor a boolean",
-                pointer=pointer,
+                f"{what} has a subschema at '{pointer}' that is neither an object nor a boolean", pointer=pointer
             )
-        dialect = node.get("$schema")
-        if dialect is not None and dialect not in SUPPORTED_DIALECTS:
-            raise SchemaError(
-                f"{what} declares an unsupported dialect $schema={dialect!r} at '{pointer or '/'}'; "
-                f"use {DIALECT_2020_12!r} (the default) or a draft toolkit knows",
-                pointer=pointer,
-            )
-        for anchor_keyword in ("$anchor", "$dynamicAnchor"):
-            if isinstance(node.get(anchor_keyword), str):
-                anchors.add(node[anchor_keyword])
-        has_ids = has_ids or (pointer != "" and "$id" in node)
-        for keyword in _REFS:
-            reference = node.get(keyword)
-            if isinstance(reference, str) and reference.startswith("#"):
-                references.append((reference, pointer))
-            if reference is not None and not (isinstance(reference, str) and reference.startswith("#")):
+        for keyword, value in node.items():
+            if keyword in _SCHEMA_KEYWORDS:
+                continue
+            if keyword in _REFS:
+                if isinstance(value, str) and value.startswith("#"):
+                    references.append((value, trail))
+                else:
+                    pointer = _pointer(trail)
+                    raise SchemaError(
+                        f"{what} has a non-local {keyword} {value!r} at '{pointer or '/'}'; only same-document "
+                        "references ('#/$defs/...' or '#anchor') are allowed, and toolkit never fetches schemas. "
+                        "Copy the referenced schema into '$defs'",
+                        pointer=pointer,
+                    )
+            elif keyword == "$schema" and value not in SUPPORTED_DIALECTS:
+                pointer = _pointer(trail)
                 raise SchemaError(
-                    f"{what} has a non-local {keyword} {reference!r} at '{pointer or '/'}'; only same-document "
-                    "references ('#/$defs/...' or '#anchor') are allowed, and toolkit never fetches schemas. "
-                    "Copy the referenced schema into '$defs'",
+                    f"{what} declares an unsupported dialect $schema={value!r} at '{pointer or '/'}'; "
+                    f"use {DIALECT_2020_12!r} (the default) or a draft toolkit knows",
                     pointer=pointer,
                 )
-        stack.extend((child, child_pointer, depth + 1) for child, child_pointer in _subschemas(node, pointer))
+            elif keyword in ("$anchor", "$dynamicAnchor") and isinstance(value, str):
+                anchors.add(value)
+            elif keyword == "$id" and trail is not None:
+                has_ids = True
+            elif isinstance(value, dict | list) and not _data_depth_ok(value, MAX_DOCUMENT_DEPTH - json_depth - 1):
+                raise SchemaError(f"{what} is nested deeper than {MAX_DOCUMENT_DEPTH} levels")
+        for child, child_trail in _children(node, trail):
+            assert child_trail is not None
+            # one JSON level down ("items": {...}) or two ("properties": {"name": {...}})
+            stack.append((child, child_trail, depth + 1, json_depth + (1 if child_trail[0] is trail else 2)))
 
     if not has_ids:  # with nested $id, "#..." is relative to that resource: the validator checks it
-        for reference, pointer in references:
+        for reference, trail in references:
             if not _resolves(schema, reference, anchors):
+                pointer = _pointer(trail)
                 raise SchemaError(
                     f"{what} has a {reference!r} reference at '{pointer or '/'}' that points at nothing in the schema",
                     pointer=pointer,
@@ -178,7 +198,7 @@ def check_schema(schema: Any, *, what: str) -> None:
     except jsonschema_rs.ReferencingError as exc:  # pragma: no cover - our walk rejects these first
         raise SchemaError(f"{what} has an unresolvable reference: {exc}") from None
     try:
-        compile_validator(schema)
+        return compile_validator(schema, assert_formats=assert_formats)
     except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
         raise SchemaError(f"{what} cannot be compiled: {getattr(exc, 'message', exc)}") from None
 

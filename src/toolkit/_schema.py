@@ -11,17 +11,21 @@ costs around a millisecond for a model, while a server usually repeats its types
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 import math
+import re
 from collections.abc import Callable, Iterable
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, get_args, get_origin
 
+import annotated_types
 import pydantic_core
 from pydantic import TypeAdapter
+from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
+
+from . import _corejson
 
 JsonSchema = dict[str, Any]
 Mode = Literal["validation", "serialization"]
@@ -30,7 +34,7 @@ REF_PREFIX: Final = "#/$defs/"
 _REF_TEMPLATE: Final = REF_PREFIX + "{model}"
 
 
-_TAG_MARK: Final = "x-toolkit-tag"
+_TAG_MARK: Final = _corejson.TAG_MARK
 
 
 class _Generator(GenerateJsonSchema):
@@ -147,7 +151,12 @@ def _adapter(annotation: Any) -> TypeAdapter[Any]:
 
 
 def adapter_for(annotation: Any) -> TypeAdapter[Any]:
-    """A ``TypeAdapter`` for ``annotation``, shared by every tool that uses the same hint."""
+    """A ``TypeAdapter`` for ``annotation``, shared by every tool that uses the same hint.
+
+    A ``Field`` that only describes (``description``, ``title``, ``examples``) changes no
+    validation, so ``Annotated[list[X], Field(description=...)]`` shares ``list[X]``'s adapter.
+    """
+    annotation = peel(annotation)[0]
     try:
         return _adapter(annotation)
     except TypeError:  # unhashable annotation: build one of its own
@@ -160,22 +169,158 @@ def _cached_schema(annotation: Any, mode: Mode) -> JsonSchema:
 
 
 def _generate(annotation: Any, mode: Mode) -> JsonSchema:
-    schema = adapter_for(annotation).json_schema(
-        mode=mode, by_alias=True, ref_template=_REF_TEMPLATE, schema_generator=_Generator
-    )
+    adapter = adapter_for(annotation)
+    try:
+        schema = _corejson.translate(adapter.core_schema, mode)
+    except _corejson.Unsupported:
+        schema = pydantic_schema(adapter, mode)
     return tidy(schema)
+
+
+def pydantic_schema(adapter: TypeAdapter[Any], mode: Mode) -> JsonSchema:
+    """pydantic's own generation with toolkit's rules (the reference the fast path matches)."""
+    return adapter.json_schema(mode=mode, by_alias=True, ref_template=_REF_TEMPLATE, schema_generator=_Generator)
 
 
 def type_schema(annotation: Any, mode: Mode) -> JsonSchema:
     """The natural 2020-12 schema of ``annotation``, ``$defs`` at the root.
 
-    The result is a fresh copy; callers may change it.
+    Cached and shared: the top-level dict is a fresh copy callers may add keys to, but the
+    subschemas inside are shared by every tool using the same hint and must not be changed.
     """
+    simple = primitive(annotation)
+    if simple is not None:
+        return simple[1]
+    inner, said = peel(annotation)
+    if said:
+        schema = type_schema(inner, mode)
+        if "$ref" not in schema:  # what the Field says goes on top of the (shared) schema of the type
+            return {**schema, **said}
     try:
         cached = _cached_schema(annotation, mode)
     except TypeError:  # unhashable annotation
         return _generate(annotation, mode)
-    return copy.deepcopy(cached)
+    return dict(cached)
+
+
+_DESCRIPTIVE: Final = frozenset({"description", "title", "examples"})
+
+
+def peel(annotation: Any) -> tuple[Any, JsonSchema]:
+    """``Annotated[X, Field(description=...)]`` → ``(X, {"description": ...})``.
+
+    Only for ``Field``s that describe and nothing else, around a type that is not a class
+    (whose schema could sit in ``$defs``, where pydantic would put the description).
+    Otherwise ``(annotation, {})``.
+    """
+    if get_origin(annotation) is not Annotated:
+        return annotation, {}
+    base, *extras = get_args(annotation)
+    if isinstance(base, type) or not extras:
+        return annotation, {}
+    said: JsonSchema = {}
+    for extra in extras:
+        if not isinstance(extra, FieldInfo) or extra.metadata or not set(extra._attributes_set) <= _DESCRIPTIVE:
+            return annotation, {}
+        for name in ("title", "description", "examples"):
+            value = getattr(extra, name)
+            if value is not None:
+                said[name] = value
+    return base, said
+
+
+# --- constrained primitives: no pydantic needed -------------------------------------------------
+
+_PRIMITIVES: Final[dict[Any, str]] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+_NUMERIC_CONSTRAINTS: Final = {
+    annotated_types.Ge: ("ge", "minimum"),
+    annotated_types.Gt: ("gt", "exclusiveMinimum"),
+    annotated_types.Le: ("le", "maximum"),
+    annotated_types.Lt: ("lt", "exclusiveMaximum"),
+    annotated_types.MultipleOf: ("multiple_of", "multipleOf"),
+}
+_LENGTH_CONSTRAINTS: Final = {
+    annotated_types.MinLen: ("min_length", "minLength"),
+    annotated_types.MaxLen: ("max_length", "maxLength"),
+}
+# What a ``Field(...)`` on a primitive may say for the shortcut (anything else: pydantic).
+_PLAIN_FIELD: Final = frozenset(
+    {
+        "description",
+        "title",
+        "examples",
+        "ge",
+        "gt",
+        "le",
+        "lt",
+        "multiple_of",
+        "min_length",
+        "max_length",
+        "pattern",
+        "strict",
+    }
+)
+
+
+def primitive(annotation: Any) -> tuple[type, JsonSchema] | None:
+    """``(str|int|float|bool, schema)`` for a primitive hint with plain constraints, else ``None``.
+
+    ``Annotated[int, Field(ge=1, le=9, description=...)]`` is the most common parameter hint.
+    Its schema says everything pydantic would check, so arguments need no pydantic
+    conversion and the schema needs no pydantic generation (the result equals pydantic's:
+    tests compare them).
+    """
+    base: Any = annotation
+    extras: list[Any] = []
+    if get_origin(annotation) is Annotated:
+        base, *extras = get_args(annotation)
+    kind = _PRIMITIVES.get(base)
+    if kind is None:
+        return None
+    schema: JsonSchema = {"type": kind}
+    updates: JsonSchema = {}
+    for extra in extras:
+        items: Iterable[Any]
+        if isinstance(extra, FieldInfo):
+            if not set(extra._attributes_set) <= _PLAIN_FIELD:
+                return None
+            said: list[tuple[str, Any]] = [
+                ("title", extra.title),
+                ("description", extra.description),
+                ("examples", extra.examples),
+            ]
+            for name, value in said:
+                if value is not None:
+                    updates[name] = value
+            items = extra.metadata
+        else:
+            items = (extra,)
+        for item in items:
+            if not _constrain(schema, kind, item):
+                return None
+    schema.update(updates)
+    return base, schema
+
+
+def _constrain(schema: JsonSchema, kind: str, item: Any) -> bool:
+    if isinstance(item, annotated_types.BaseMetadata) and type(item).__name__ == "Strict":
+        return True
+    numeric = _NUMERIC_CONSTRAINTS.get(type(item))
+    if numeric is not None and kind in ("integer", "number"):
+        value = getattr(item, numeric[0])
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+            schema[numeric[1]] = value
+            return True
+        return False
+    length = _LENGTH_CONSTRAINTS.get(type(item))
+    if length is not None and kind == "string":
+        schema[length[1]] = getattr(item, length[0])
+        return True
+    pattern = getattr(item, "pattern", None) if kind == "string" else None
+    if pattern is not None and type(item).__name__ == "_PydanticGeneralMetadata" and len(vars(item)) == 1:
+        schema["pattern"] = pattern.pattern if isinstance(pattern, re.Pattern) else pattern
+        return True
+    return False
 
 
 # --- post-processing ---------------------------------------------------------------------------
@@ -399,13 +544,15 @@ def is_object_schema(schema: Any, defs: dict[str, Any] | None = None) -> bool:
 
 
 def split_defs(schema: JsonSchema) -> tuple[JsonSchema, dict[str, Any]]:
-    """``(schema without $defs, $defs)``."""
-    defs = schema.pop("$defs", {})
-    return schema, defs
+    """``(schema without $defs, $defs)``; ``schema`` itself is left as it is."""
+    defs = schema.get("$defs", {})
+    return {key: value for key, value in schema.items() if key != "$defs"}, defs
 
 
 def json_default(annotation: Any, value: Any) -> tuple[bool, Any]:
     """``(True, json)`` when a parameter default can be shown in a schema, else ``(False, None)``."""
+    if value is None or isinstance(value, str | bool | int) or (isinstance(value, float) and math.isfinite(value)):
+        return True, value
     try:
         return True, adapter_for(annotation).dump_python(value, mode="json", warnings="error")
     except Exception:

@@ -27,7 +27,7 @@ from . import _schema
 from ._content import ContentBlock, Text, ToolResult, is_content, to_blocks
 from ._errors import McpError, RegistrationError, SchemaError, ToolError
 from ._functions import FunctionInfo, inspect_function, invoke
-from ._jsonschema import check_schema, compile_validator, describe_errors
+from ._jsonschema import check_schema, describe_errors
 
 logger = logging.getLogger("toolkit")
 
@@ -81,6 +81,9 @@ def _is_content_annotation(annotation: Any) -> bool:
 
 def _converter(annotation: Any) -> Callable[[Any], Any]:
     """Turn a schema-valid JSON value into what the function expects."""
+    simple = _schema.primitive(annotation)
+    if simple is not None:  # the schema check already enforced the constraints
+        annotation = simple[0]
     if annotation is str or annotation is bool or annotation is Any:
         return lambda value: value
     if annotation is int:
@@ -153,13 +156,12 @@ class Tool:
         """Per class of protocol versions, how clients see this tool (filled by ``_compat``)."""
 
         self.input_schema = self._build_input_schema(info, input_schema, root_param)
-        check_schema(self.input_schema, what=f"{self._what}: input schema")
+        self._input_validator = check_schema(self.input_schema, what=f"{self._what}: input schema", assert_formats=True)
         if self.input_schema.get("type") != "object":
             raise SchemaError(
                 f'{self._what}: an input schema must have "type": "object" at its root (tool arguments '
                 "are always a JSON object)"
             )
-        self._input_validator = compile_validator(self.input_schema, assert_formats=True)
         self.header_params = header_params(self.input_schema, self._what)
         """``x-mcp-header`` name → property path, for the HTTP transport to check."""
 
@@ -167,12 +169,11 @@ class Tool:
         self.output_schema, self._serialize = self._build_output(info, output_schema, structured_output)
         self._output_validator = None
         if self.output_schema is not None:
-            check_schema(self.output_schema, what=f"{self._what}: output schema")
             # Every structured result is checked against the advertised schema, generated or
             # hand-written: serializing through the return type does not enforce constraints
             # (ge=0, NaN for a number, None where the hint says int), and a client that
             # validates would reject what we sent.
-            self._output_validator = compile_validator(self.output_schema)
+            self._output_validator = check_schema(self.output_schema, what=f"{self._what}: output schema")
 
     # --- registration ------------------------------------------------------------------------
 
@@ -228,7 +229,7 @@ class Tool:
         if clash:  # two types share a name: let pydantic name them in one pass
             properties, defs = self._combined_properties(info)
         for param in info.params:
-            fragment = properties[param.name]
+            fragment = properties[param.name] = dict(properties[param.name])
             described = info.doc.params.get(param.name)
             if described and "description" not in fragment:
                 fragment["description"] = described

@@ -1,0 +1,354 @@
+"""Every program in examples/, started the way its docstring tells a user to, answering real calls.
+
+- weather.py, notes.py, elicitation.py: ``toolkit run`` over stdio (and ``scripts/serve`` for
+  weather.py, the README's main command), in both eras: an ``initialize``-d 2025-11-25 session
+  and stateless 2026-07-28 requests, with the questions (elicitation) answered the way each era
+  asks them.
+- elicitation.py and conformance_server.py: ``toolkit run --transport http`` too.
+- asgi_mount.py: ``uvicorn asgi_mount:app --app-dir examples``, its own routes and the mounted
+  MCP endpoint.
+
+Every message a server sends is validated against the official schema of the version in force.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tests.http_support import Legacy, Modern, cli_server, connect
+from tests.support.processes import REPO, TOOLKIT, free_port, stop, wait_for_port
+from tests.support.stdio import StdioClient
+from tests.wire import validator
+
+MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+EXAMPLES = REPO / "examples"
+TESTED = {"weather.py", "notes.py", "elicitation.py", "asgi_mount.py", "conformance_server.py"}
+
+
+def test_every_example_is_tested_here() -> None:
+    assert {path.name for path in EXAMPLES.glob("*.py")} == TESTED
+
+
+@pytest.fixture
+def stdio() -> Iterator[Any]:
+    started: list[StdioClient] = []
+
+    def start(*argv: str | Path) -> StdioClient:
+        client = StdioClient([str(arg) for arg in argv])
+        started.append(client)
+        return client
+
+    yield start
+    for client in started:
+        assert client.invalid_lines == [], "only JSON-RPC messages may reach stdout"
+        assert client.close() == 0, client.stderr
+
+
+def interop_plan() -> list[dict[str, Any]]:
+    spec = importlib.util.spec_from_file_location("weather_plan", EXAMPLES / "weather.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["weather_plan"] = module
+    spec.loader.exec_module(module)
+    plan: list[dict[str, Any]] = module.INTEROP_PLAN
+    return plan
+
+
+def natural(result: dict[str, Any], schema: dict[str, Any] | None, version: str) -> Any:
+    """The value a user of this client reads: unwrapped from ``result`` for a legacy wrapper."""
+    if schema is None:
+        return result["content"][0]["text"]
+    structured = result["structuredContent"]
+    if version == MODERN or schema.get("required") != ["result"] or list(schema["properties"]) != ["result"]:
+        return structured
+    return structured["result"]
+
+
+def approx(value: Any) -> Any:
+    return json.loads(json.dumps(value), parse_int=float)
+
+
+# --- weather.py -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [MODERN, LEGACY])
+def test_weather_over_stdio(stdio: Any, version: str) -> None:
+    client = stdio(TOOLKIT, "run", EXAMPLES / "weather.py")
+    if version == MODERN:
+        client.use_modern()
+    else:
+        client.initialize(version)
+    schemas = {tool["name"]: tool.get("outputSchema") for tool in client.result("tools/list")["tools"]}
+    for step in interop_plan():
+        result = client.call_tool(step["tool"], step["arguments"])
+        assert result.get("isError", False) is step["error"], (step, result)
+        if step["error"]:
+            continue
+        schema = schemas[step["tool"]]
+        assert approx(natural(result, schema, version)) == approx(step["expected"]), step
+        text = result["content"][0]["text"]
+        assert (text if schema is None else approx(json.loads(text))) == approx(step["expected"]), step
+    client.assert_all_valid(version)
+
+
+def test_scripts_serve_serves_weather_over_stdio(stdio: Any) -> None:
+    """The README's main command."""
+    client = stdio(REPO / "scripts" / "serve")
+    client.use_modern()
+    result = client.call_tool("get_temperatures", {"city": "Paris"}, timeout=60)
+    assert result["structuredContent"] == [61, 63, 66, 70, 72, 71]
+    client.initialize(LEGACY)
+    assert client.call_tool("get_count")["structuredContent"] == {"result": 42}
+
+
+# --- answering questions over stdio ------------------------------------------------------------------
+
+
+def call_answering_legacy(client: StdioClient, name: str, arguments: dict[str, Any], answers: list[Any]) -> Any:
+    """A legacy ``tools/call`` during which the server asks questions: answer each, in order."""
+    mark = client.snapshot()
+    answered = {m["id"] for m in client.messages[:mark] if m.get("method") == "elicitation/create"}
+    request_id = client.start_request("tools/call", {"name": name, "arguments": arguments})
+    for answer in answers:
+        question = client.wait_for(
+            lambda m: m.get("method") == "elicitation/create" and "id" in m and m["id"] not in answered, timeout=15
+        )
+        answered.add(question["id"])
+        client.send({"jsonrpc": "2.0", "id": question["id"], "result": answer})
+    response = client.response(request_id)
+    requests = [m for m in client.since(mark) if m.get("method") == "elicitation/create"]
+    assert len(requests) == len(answers)
+    return response["result"], [question["params"] for question in requests]
+
+
+def call_answering_modern(client: StdioClient, name: str, arguments: dict[str, Any], answers: list[Any]) -> Any:
+    """A 2026-07-28 ``tools/call`` through its ``input_required`` rounds, answering each question in order."""
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    asked = []
+    for answer in answers:
+        first = client.result("tools/call", params)
+        assert first["resultType"] == "input_required", first
+        ((key, question),) = first["inputRequests"].items()
+        assert question["method"] == "elicitation/create"
+        asked.append(question["params"])
+        params = {**params, "inputResponses": {key: answer}, "requestState": first["requestState"]}
+    done = client.result("tools/call", params)
+    assert done["resultType"] == "complete"
+    return done, asked
+
+
+def call_answering(client: StdioClient, version: str, name: str, arguments: dict[str, Any], answers: list[Any]) -> Any:
+    if version == MODERN:
+        return call_answering_modern(client, name, arguments, answers)
+    return call_answering_legacy(client, name, arguments, answers)
+
+
+def start_stdio(stdio: Any, example: str, version: str) -> StdioClient:
+    client: StdioClient = stdio(TOOLKIT, "run", EXAMPLES / example)
+    if version == MODERN:
+        client.use_modern(capabilities={"elicitation": {}}, log_level="info")
+    else:
+        client.initialize(version, capabilities={"elicitation": {}})
+    return client
+
+
+# --- elicitation.py ---------------------------------------------------------------------------------
+
+PARTY = {"action": "accept", "content": {"name": "Ada", "guests": 3, "seating": "terrace"}}
+YES = {"action": "accept", "content": {"confirm": True}}
+NO = {"action": "accept", "content": {"confirm": False}}
+BOOKING = {"restaurant": "Chez Nous", "day": "2026-08-14"}
+
+
+@pytest.mark.parametrize("version", [MODERN, LEGACY])
+def test_elicitation_books_after_both_answers(stdio: Any, version: str) -> None:
+    client = start_stdio(stdio, "elicitation.py", version)
+    result, asked = call_answering(client, version, "book_table", BOOKING, [PARTY, YES])
+    assert [params["message"] for params in asked] == [
+        "Booking at Chez Nous on Friday 14 August: who is coming?",
+        "Book a table for 3 at Chez Nous, Friday 14 August, terrace, for Ada?",
+    ]
+    assert asked[0]["requestedSchema"]["properties"]["seating"]["enum"] == ["indoor", "terrace"]
+    booking = {
+        "reference": "B0001",
+        "restaurant": "Chez Nous",
+        "day": "2026-08-14",
+        "name": "Ada",
+        "guests": 3,
+        "seating": "terrace",
+    }
+    assert result["structuredContent"] == booking
+    listed = client.call_tool("list_bookings")["structuredContent"]
+    assert listed == ([booking] if version == MODERN else {"result": [booking]})
+    client.assert_all_valid(version)
+
+
+@pytest.mark.parametrize("version", [MODERN, LEGACY])
+def test_elicitation_books_nothing_without_confirmation(stdio: Any, version: str) -> None:
+    client = start_stdio(stdio, "elicitation.py", version)
+    result, _ = call_answering(client, version, "book_table", BOOKING, [PARTY, NO])
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == "The user did not confirm; nothing was booked."
+    declined, _ = call_answering(client, version, "book_table", BOOKING, [{"action": "decline"}])
+    assert declined["isError"] is True
+    assert client.call_tool("list_bookings")["content"][0]["text"] == "[]"
+    client.assert_all_valid(version)
+
+
+async def test_elicitation_over_http_in_both_eras() -> None:
+    with cli_server(EXAMPLES / "elicitation.py") as running:
+        async with connect(running.url) as http:
+            modern = Modern(http, capabilities={"elicitation": {}})
+            params: dict[str, Any] = {"name": "book_table", "arguments": BOOKING}
+            for answer, key in ((PARTY, "party"), (YES, "confirm")):
+                round_ = await modern.request("tools/call", params)
+                assert round_.result["resultType"] == "input_required"
+                assert list(round_.result["inputRequests"]) == [key]
+                params = {**params, "inputResponses": {key: answer}, "requestState": round_.result["requestState"]}
+            booked = await modern.request("tools/call", params)
+            assert booked.result["structuredContent"]["reference"] == "B0001"
+
+            legacy = await Legacy(http, capabilities={"elicitation": {}}).open()
+            async with legacy.stream("tools/call", {"name": "book_table", "arguments": BOOKING}) as stream:
+                assert stream.is_sse, "the questions travel on the call's SSE stream"
+                for answer in (PARTY, YES):
+                    question = await stream.next_message()
+                    assert question is not None and question["method"] == "elicitation/create"
+                    assert (await legacy.respond(question["id"], answer)).status == 202
+                rest = await stream.read()
+            assert [m["params"]["data"] for m in rest if m.get("method") == "notifications/message"] == [
+                "booked B0002: 3 at Chez Nous, Friday 14 August, terrace, for Ada"
+            ]
+            assert rest[-1]["result"]["structuredContent"]["reference"] == "B0002"
+
+
+# --- notes.py ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [MODERN, LEGACY])
+def test_notes_over_stdio(stdio: Any, version: str) -> None:
+    client = start_stdio(stdio, "notes.py", version)
+    notes = json.loads(client.result("resources/read", {"uri": "notes://all"})["contents"][0]["text"])
+    assert [note["title"] for note in notes] == ["Groceries", "Launch plan"]
+    page = client.result("resources/read", {"uri": "notes://2"})["contents"][0]
+    assert page["text"] == "# Launch plan\n\nShip toolkit 0.1 on Monday.\n"
+    added = client.call_tool("add_note", {"title": "Call Ada", "body": "About the booking.", "tags": ["todo"]})
+    assert added["structuredContent"]["id"] == 3
+    found = client.call_tool("search_notes", {"query": "ada"})["structuredContent"]
+    assert [note["id"] for note in (found if version == MODERN else found["result"])] == [3]
+    mark = client.snapshot()
+    indexed = client.result("tools/call", {"name": "reindex", "arguments": {}, "_meta": {"progressToken": "reindex"}})
+    assert indexed["content"][0]["text"] == "3"
+    progress = [m["params"]["progress"] for m in client.since(mark) if m.get("method") == "notifications/progress"]
+    assert progress == [1, 2, 3]
+    deleted, asked = call_answering(client, version, "delete_note", {"note_id": 1}, [YES])
+    assert asked[0]["message"] == "Delete the note 'Groceries'?"
+    assert deleted["content"][0]["text"] == "Deleted 'Groceries'."
+    prompt = client.result("prompts/get", {"name": "summarize", "arguments": {"note_id": "2"}})
+    assert prompt["messages"][0]["content"]["text"] == "Summarize the note at notes://2 as bullets."
+    completion = client.result(
+        "completion/complete",
+        {"ref": {"type": "ref/prompt", "name": "summarize"}, "argument": {"name": "note_id", "value": ""}},
+    )
+    assert completion["completion"]["values"] == ["2", "3"]
+    client.assert_all_valid(version)
+
+
+# --- conformance_server.py ----------------------------------------------------------------------------
+
+
+async def test_conformance_server_over_http() -> None:
+    with cli_server(EXAMPLES / "conformance_server.py") as running:
+        async with connect(running.url) as http:
+            modern = Modern(http)
+            text = await modern.call_tool("test_simple_text")
+            assert text.result["content"] == [{"type": "text", "text": "This is a simple text response for testing."}]
+            image = await modern.call_tool("test_image_content")
+            assert image.result["content"][0]["type"] == "image"
+            array = await modern.call_tool("sep_2106_array_output_tool")
+            assert isinstance(array.result["structuredContent"], list)
+            read = await modern.request("resources/read", {"uri": "test://static-text"})
+            assert read.result["contents"][0]["uri"] == "test://static-text"
+
+            legacy = await Legacy(http).open()
+            wrapped = await legacy.call_tool("sep_2106_array_output_tool")
+            assert wrapped.result["structuredContent"] == {"result": array.result["structuredContent"]}
+            prompt = await legacy.request("prompts/get", {"name": "test_simple_prompt"})
+            assert prompt.result["messages"][0]["role"] == "user"
+            assert (await legacy.delete()).status in (200, 204)
+
+
+def test_conformance_server_over_stdio(stdio: Any) -> None:
+    client = stdio(TOOLKIT, "run", EXAMPLES / "conformance_server.py")
+    client.initialize(LEGACY)
+    tools = {tool["name"] for tool in client.result("tools/list")["tools"]}
+    assert {"test_simple_text", "sep_2106_array_output_tool", "json_schema_2020_12_tool"} <= tools
+    assert client.call_tool("sep_2106_primitive_output_tool")["structuredContent"].keys() == {"result"}
+    client.assert_all_valid(LEGACY)
+
+
+# --- asgi_mount.py ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def uvicorn_app() -> Iterator[str]:
+    """``uvicorn asgi_mount:app --app-dir examples --port P`` (the example's docstring), always stopped."""
+    port = free_port()
+    process = subprocess.Popen(
+        [TOOLKIT.with_name("uvicorn"), "asgi_mount:app", "--app-dir", "examples", "--port", str(port)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        wait_for_port(port, process=process)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        code = stop(process)
+        assert process.stdout is not None
+        with process.stdout:
+            log = process.stdout.read().decode()
+    assert code in (0, -15), log  # uvicorn ends "killed by SIGTERM" once it has shut down cleanly
+    assert "Application shutdown complete." in log, log
+
+
+async def test_asgi_mount_routes_and_mcp_endpoint(uvicorn_app: str) -> None:
+    async with httpx.AsyncClient(base_url=uvicorn_app, timeout=10) as plain:
+        assert (await plain.get("/health")).json() == {"status": "ok", "mcp": "/ai/mcp"}
+        products = (await plain.get("/api/products", params={"q": "mug"})).json()
+        assert [product["sku"] for product in products] == ["MUG-1", "MUG-2"], "the catalog was opened at startup"
+
+    async with connect(uvicorn_app + "/ai/mcp") as http:
+        modern = Modern(http)
+        found = await modern.call_tool("search_products", {"query": "tea"})
+        assert found.status == 200
+        assert [product["sku"] for product in found.result["structuredContent"]] == ["TEA-1"]
+        stock = await modern.call_tool("stock_level", {"sku": "TEA-1"})
+        assert stock.result["structuredContent"] == 120
+
+        legacy = await Legacy(http).open()
+        wrapped = await legacy.call_tool("stock_level", {"sku": "MUG-1"})
+        assert wrapped.result["structuredContent"] == {"result": 40}
+        missing = await legacy.call_tool("stock_level", {"sku": "NOPE"})
+        assert missing.result["isError"] is True
+        assert (await legacy.delete()).status in (200, 204)
+
+
+def test_asgi_mount_tools_without_the_app() -> None:
+    """``toolkit tools examples/asgi_mount.py`` works too: the server owns its lifespan."""
+    listed = subprocess.run(
+        [TOOLKIT, "tools", EXAMPLES / "asgi_mount.py"], capture_output=True, text=True, timeout=60, check=True
+    )
+    tools = json.loads(listed.stdout)
+    assert [tool["name"] for tool in tools] == ["search_products", "stock_level"]
+    for tool in tools:
+        assert validator(MODERN, "Tool").is_valid(tool), tool
