@@ -90,7 +90,7 @@ mcp_app = server.http_app(path="/mcp")
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # toolkit's lifespan runs Server(lifespan=open_catalog) and looks after the legacy HTTP
     # sessions; a mounted app's lifespan does not run by itself, so enter it here.
-    async with mcp_app.router.lifespan_context(mcp_app):
+    async with mcp_app.lifespan(app):
         yield
 
 

@@ -117,7 +117,11 @@ class Context:
 
     @property
     def request(self) -> Any:
-        """The transport's request object (a Starlette ``Request`` over HTTP), or ``None``."""
+        """What the transport knows of the request, or ``None`` (stdio, in-memory).
+
+        Over HTTP: an object with ``headers`` (a dict, lower-case names), ``client``
+        (``(host, port)``) and ``scope`` (the ASGI scope).
+        """
         return self._scope.request_info
 
     @property

@@ -531,10 +531,11 @@ class Engine:
             method=scope.method, name=name, arguments=arguments, answers=scope.answers
         )
         result: dict[str, Any] = {
-            "resultType": "input_required",
             "inputRequests": dict(scope.pending_inputs),
             "requestState": state,
+            "_meta": {_compat.SERVER_INFO_KEY: self.server.server_info(scope.version)},
         }
+        result["resultType"] = "input_required"
         return result
 
     # --- change notifications ---------------------------------------------------------------------

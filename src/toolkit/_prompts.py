@@ -109,13 +109,13 @@ class Prompt:
             adapter = _schema.adapter_for(param.annotation)
             try:
                 kwargs[param.name] = adapter.validate_python(raw)
-            except pydantic.ValidationError:
+            except pydantic.ValidationError as first:
                 try:  # prompt arguments are strings: "[1, 2]" for a list, say
-                    kwargs[param.name] = (
-                        adapter.validate_json(raw) if isinstance(raw, str) else adapter.validate_python(raw)
-                    )
-                except pydantic.ValidationError as exc:
-                    problems.append(f"argument {param.name!r}: {exc.errors()[0]['msg']}")
+                    if not isinstance(raw, str):
+                        raise
+                    kwargs[param.name] = adapter.validate_json(raw)
+                except pydantic.ValidationError:
+                    problems.append(f"argument {param.name!r}: {first.errors()[0]['msg']}")
         unknown = sorted(set(arguments) - {param.name for param in self.info.params})
         if unknown and not self.info.accepts_kwargs:
             problems.append(f"unknown arguments {unknown}")

@@ -127,13 +127,14 @@ class _Readable:
 def _convert(annotation: Any, raw: str, name: str) -> Any:
     if annotation is str or annotation is Any:
         return raw
+    adapter = _schema.adapter_for(annotation)
     try:
-        return _schema.adapter_for(annotation).validate_python(raw)
-    except pydantic.ValidationError:
-        try:
-            return _schema.adapter_for(annotation).validate_json(raw)
-        except pydantic.ValidationError as exc:
-            raise ValueError(f"URI variable {name!r}: {exc.errors()[0]['msg']}") from None
+        return adapter.validate_python(raw)
+    except pydantic.ValidationError as first:
+        try:  # "[1, 2]" for a list, say: URI variables are strings
+            return adapter.validate_json(raw)
+        except pydantic.ValidationError:
+            raise ValueError(f"URI variable {name!r}: {first.errors()[0]['msg']}") from None
 
 
 class Resource(_Readable):

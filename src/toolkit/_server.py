@@ -50,6 +50,7 @@ class Server:
         read_cache_scope: default ``cacheScope`` on ``resources/read`` results.
         state_secret: key that signs multi round-trip ``requestState``; default
             ``$TOOLKIT_STATE_SECRET`` or a random per-process key. Replicas must share it.
+        state_ttl_seconds: how long a ``requestState`` stays valid (the user's time to answer).
         client_request_timeout: seconds to wait for a legacy client's answer to an
             elicitation, sampling or roots request.
         tool_timeout: default time limit, in seconds, for every tool call (``None``: none).
@@ -78,6 +79,7 @@ class Server:
         read_ttl_ms: int = 0,
         read_cache_scope: Literal["public", "private"] = "private",
         state_secret: str | bytes | None = None,
+        state_ttl_seconds: float = 600.0,
         client_request_timeout: float = 60.0,
         tool_timeout: float | None = None,
         event_store: EventStore | None = None,
@@ -94,12 +96,13 @@ class Server:
         self.icons = icons
         self.lifespan = lifespan
         self.lifespan_state: Any = None
+        """What ``lifespan`` yielded, while the server runs (``ctx.lifespan`` in handlers)."""
         self.mask_errors = mask_errors
         self.page_size = page_size
         self.list_ttl_ms = list_ttl_ms
         self.read_ttl_ms = read_ttl_ms
         self.read_cache_scope = read_cache_scope
-        self.state_signer = StateSigner(state_secret)
+        self.state_signer = StateSigner(state_secret, ttl_seconds=state_ttl_seconds)
         self.client_request_timeout = client_request_timeout
         self.tool_timeout = tool_timeout
         self.event_store = event_store
