@@ -113,6 +113,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
+    try:
+        _main(argv)
+    except BrokenPipeError:  # `toolkit tools app.py | head`: the reader went away, not an error
+        sys.stderr.close()
+        raise SystemExit(0) from None
+
+
+def _main(argv: list[str] | None) -> None:
     args = _parser().parse_args(argv)
     if args.command == "version":
         from . import __version__
