@@ -43,7 +43,7 @@ from tests.http_support import (
 )
 from tests.wire import assert_valid
 
-from toolkit import Context, EventStore, Header, Server
+from toolkit import Context, EventStore, Header, Server, ToolError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 VISIBLE_ASCII = re.compile(r"^[\x21-\x7E]+$")
@@ -620,16 +620,54 @@ async def test_legacy_unknown_last_event_id_does_not_end_the_session(mcp_http: S
     assert (await session.request("tools/list")).status == 200
 
 
-async def test_legacy_dropped_stream_without_event_store_cancels_the_request(mcp_http: ServeHttp) -> None:
+async def test_legacy_dropped_stream_without_event_store_does_not_cancel_the_request(mcp_http: ServeHttp) -> None:
+    """2025-11-25 Transports: "Disconnection SHOULD NOT be interpreted as the client cancelling its request".
+
+    "To cancel, the client SHOULD explicitly send an MCP CancelledNotification": that still works.
+    """
     probe = Probe()
     http = await mcp_http(make_server(probe))
     session = await Legacy(http).open()
     params = {"name": "hang", "arguments": {}, "_meta": {"progressToken": 7}}
-    async with session.stream("tools/call", params) as stream:
+    async with session.stream("tools/call", params, id="dropped") as stream:
         first = await stream.next_message()
         assert first is not None
         assert first["method"] == "notifications/progress"
+    await asyncio.sleep(QUIET)
+    assert not probe.cancelled.is_set(), "a legacy client's disconnect was taken as cancellation"
+    assert (await session.request("tools/call", {"name": "echo", "arguments": {"text": "still here"}})).status == 200
+    cancelled = await session.notify("notifications/cancelled", {"requestId": "dropped", "reason": "gave up"})
+    assert cancelled.status == 202
     await asyncio.wait_for(probe.cancelled.wait(), 5)
+
+
+async def test_legacy_request_left_unheard_fails_its_questions_at_once(mcp_http: ServeHttp) -> None:
+    """Without an event store nobody can answer an elicitation sent after the disconnect: it fails, no 60 s wait."""
+    raised: asyncio.Queue[str] = asyncio.Queue()
+    release = asyncio.Event()
+    server = Server("unheard")
+
+    @server.tool
+    async def ask_later(ctx: Context) -> str:
+        """Report progress, wait, then ask the user something."""
+        await ctx.report_progress(1)
+        await release.wait()
+        try:
+            await ctx.elicit("Still there?", Name)
+        except ToolError as exc:
+            raised.put_nowait(str(exc))
+            raise
+        return "answered"
+
+    http = await mcp_http(server)
+    session = await Legacy(http, capabilities={"elicitation": {}}).open()
+    params = {"name": "ask_later", "arguments": {}, "_meta": {"progressToken": 1}}
+    async with session.stream("tools/call", params) as stream:
+        assert (await stream.next_message()) is not None
+    await asyncio.sleep(QUIET)
+    release.set()
+    message = await asyncio.wait_for(raised.get(), 5)
+    assert "elicitation/create failed" in message and "disconnected" in message
 
 
 async def test_legacy_dropped_stream_with_event_store_keeps_running_and_resumes(mcp_http: ServeHttp) -> None:

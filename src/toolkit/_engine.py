@@ -34,12 +34,14 @@ from ._jsonrpc import (
     Request,
     RequestId,
     Response,
+    TooDeep,
     encode,
     encode_result,
     error_reply,
 )
 from ._mrtr import InputRequired
 from ._session import LOG_RANK, RequestScope, Send, Session
+from ._tools import CallOutcome
 from ._versions import KNOWN_VERSIONS, MODERN_VERSIONS, at_least, is_modern, negotiate_legacy
 
 if TYPE_CHECKING:
@@ -265,7 +267,13 @@ class Engine:
             handler = (self._modern_only if scope.modern else self._legacy_only).get(method)
         if handler is None or not self._capable(method):
             era = f"protocol version {scope.version}"
-            raise McpError(METHOD_NOT_FOUND, f"Method not found: {method!r} is not available in {era}", http_status=404)
+            # HTTP 404 for an unknown method is the modern era's rule (streamable-http, "Protocol
+            # Version Header"); to a legacy session a 404 means "your session is gone".
+            raise McpError(
+                METHOD_NOT_FOUND,
+                f"Method not found: {method!r} is not available in {era}",
+                http_status=404 if scope.modern else 200,
+            )
         return handler
 
     def _capable(self, method: str) -> bool:
@@ -427,15 +435,19 @@ class Engine:
         tool = self.server._tools.get(name)
         if tool is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {name!r}", {"name": name})
-        arguments = _arguments(params)
+        try:
+            arguments = _arguments(params)
+        except _ArgumentsTooDeep:
+            outcome = CallOutcome.error(
+                f"Invalid arguments for tool {name!r}: nested deeper than {tool.max_argument_depth} levels"
+            )
+            return self._finish(_compat.call_result(outcome, None, scope.version), scope)
         context = self._prepare(scope, name, arguments)
         try:
             outcome = await tool.call(arguments, context)
         except InputRequired:
             return self._input_required(scope, name, arguments)
         except ToolError as exc:  # raised outside the tool body (a missing legacy capability)
-            from ._tools import CallOutcome
-
             outcome = CallOutcome.error(str(exc))
         result = _compat.call_result(outcome, _compat.shape_for(tool, scope.version), scope.version)
         return self._finish(result, scope)
@@ -601,6 +613,10 @@ def _progress_token(meta: dict[str, Any]) -> str | int | None:
     return token if isinstance(token, (str, int)) else None
 
 
+class _ArgumentsTooDeep(Exception):
+    pass
+
+
 def _required_str(params: dict[str, Any], name: str) -> str:
     value = params.get(name)
     if not isinstance(value, str):
@@ -613,6 +629,8 @@ def _arguments(params: dict[str, Any]) -> dict[str, Any]:
     arguments = params.get("arguments")
     if arguments is None:
         return {}
+    if isinstance(arguments, TooDeep):
+        raise _ArgumentsTooDeep
     if not isinstance(arguments, dict):
         problem = f"must be an object, not {type(arguments).__name__}"
         raise McpError(

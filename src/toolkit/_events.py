@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -20,7 +20,9 @@ _SEPARATOR: Final = "_"
 
 @dataclass(slots=True)
 class StoredStream:
-    events: list[tuple[str, bytes]] = field(default_factory=list)
+    events: deque[tuple[int, str, bytes]] = field(default_factory=deque)
+    """(sequence number, event id, data), oldest first; the oldest go first when it is full."""
+    next_seq: int = 0
     finished: bool = False
     touched: float = field(default_factory=time.monotonic)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -55,11 +57,18 @@ class EventStore:
             del self._streams[stream_id]
 
     async def append(self, stream_id: str, data: bytes) -> str:
-        """Store one event (``data`` is the JSON of a message, empty for a priming event); its id."""
+        """Store one event (``data`` is the JSON of a message, empty for a priming event); its id.
+
+        A stream longer than ``max_events_per_stream`` forgets its oldest events, never its
+        newest: the last one is the response the client is waiting for.
+        """
         stream = self._stream(stream_id)
-        event_id = f"{stream_id}{_SEPARATOR}{len(stream.events)}"
-        if len(stream.events) < self.max_events_per_stream:
-            stream.events.append((event_id, data))
+        seq = stream.next_seq
+        stream.next_seq += 1
+        event_id = f"{stream_id}{_SEPARATOR}{seq}"
+        stream.events.append((seq, event_id, data))
+        while len(stream.events) > self.max_events_per_stream:
+            stream.events.popleft()
         stream.touched = time.monotonic()
         stream.changed.set()
         stream.changed = asyncio.Event()
@@ -80,13 +89,13 @@ class EventStore:
         """Events after ``event_id`` on its stream, whether the stream is finished, and a waiter.
 
         ``None`` if the event id is unknown. The waiter (an ``asyncio.Event``) is set when
-        more events arrive.
+        more events arrive. After an event the store has since forgotten, everything it still
+        has comes back.
         """
-        stream_id = self.stream_of(event_id)
-        stream = self._streams.get(stream_id) if stream_id is not None else None
-        if stream is None:
+        stream_id, _, seq_text = event_id.rpartition(_SEPARATOR)
+        stream = self._streams.get(stream_id)
+        if stream is None or not seq_text.isdigit() or int(seq_text) >= stream.next_seq:
             return None
-        position = next((index for index, (known, _) in enumerate(stream.events) if known == event_id), None)
-        if position is None:
-            return None
-        return stream.events[position + 1 :], stream.finished, stream.changed
+        seq = int(seq_text)
+        later = [(known, data) for number, known, data in stream.events if number > seq]
+        return later, stream.finished, stream.changed

@@ -8,12 +8,16 @@ functions run in a worker thread so they never block the event loop).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
 import functools
 import inspect
+import queue
+import threading
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, get_args, get_origin
+from typing import Any, Final, get_args, get_origin
 
 from ._docstrings import Docstring, parse_docstring
 from ._errors import RegistrationError
@@ -130,7 +134,55 @@ async def invoke(info: FunctionInfo, kwargs: dict[str, Any]) -> Any:
     """Call the user's function: awaited if async, in a worker thread if not."""
     if info.is_async:
         return await info.fn(**kwargs)
-    result = await asyncio.to_thread(info.fn, **kwargs)
+    call = functools.partial(contextvars.copy_context().run, info.fn, **kwargs)
+    result = await asyncio.get_running_loop().run_in_executor(WORKERS, call)
     if inspect.isawaitable(result):
         result = await result
     return result
+
+
+class WorkerThreads(concurrent.futures.Executor):
+    """The threads plain ``def`` tools, resources and prompts run in.
+
+    Unlike asyncio's default pool (``min(32, CPUs + 4)`` threads, joined at exit), there are
+    up to ``max_workers`` of them and they are daemon threads: a function blocked for good
+    (a socket read without a timeout, say) cannot keep the process from exiting once the
+    shutdown grace period is over. Threads are started on demand and then kept.
+    """
+
+    def __init__(self, max_workers: int) -> None:
+        self.max_workers = max_workers
+        self._work: queue.SimpleQueue[tuple[concurrent.futures.Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
+        self._idle = threading.Semaphore(0)
+        self._lock = threading.Lock()
+        self._started = 0
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._work.put((future, functools.partial(fn, *args, **kwargs)))
+        if not self._idle.acquire(blocking=False):
+            with self._lock:
+                if self._started < self.max_workers:
+                    self._started += 1
+                    name = f"toolkit-worker-{self._started}"
+                    threading.Thread(target=self._run, name=name, daemon=True).start()
+        return future
+
+    def _run(self) -> None:
+        while True:
+            future, call = self._work.get()
+            if future.set_running_or_notify_cancel():
+                try:
+                    result = call()
+                except BaseException as exc:  # handed to the awaiting task, like ThreadPoolExecutor
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+            del future, call
+            self._idle.release()
+
+
+MAX_WORKER_THREADS: Final = 40
+"""Plain functions running at once (anyio's default too, so FastAPI users find the same)."""
+
+WORKERS: Final = WorkerThreads(MAX_WORKER_THREADS)

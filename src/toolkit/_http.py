@@ -17,6 +17,7 @@ import base64
 import binascii
 import contextlib
 import logging
+import math
 import secrets
 import signal
 import socket
@@ -44,6 +45,7 @@ from ._jsonrpc import (
     error_reply,
     parse,
 )
+from ._session import ClientRequestError
 from ._versions import KNOWN_VERSIONS, LEGACY_VERSIONS, MODERN_VERSIONS
 
 if TYPE_CHECKING:
@@ -146,6 +148,7 @@ class McpEndpoint:
         event_store: EventStore | None = None,
         retry_ms: int = 1000,
         sse_ping_seconds: float = 15.0,
+        shutdown_grace: float = 10.0,
     ) -> None:
         self.server = server
         self.engine = server.engine
@@ -160,6 +163,8 @@ class McpEndpoint:
         self.event_store = event_store if event_store is not None else server.event_store
         self.retry_ms = retry_ms
         self.sse_ping_seconds = sse_ping_seconds
+        self.shutdown_grace = shutdown_grace
+        self._shutting_down = False
         self.sessions: dict[str, HttpSession] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stateless_inflight = 0
@@ -191,13 +196,29 @@ class McpEndpoint:
             if session.standalone is not None:
                 session.standalone.put_nowait(b"")
 
-    async def shutdown(self, grace: float = 10.0) -> None:
-        """End subscriptions gracefully, let in-flight requests finish, then close sessions."""
-        self.begin_shutdown()
+    async def expire_requests(self, grace: float | None = None) -> None:
+        """Give in-flight requests ``grace`` seconds, then cancel them with a "shutting down" error."""
         if self._tasks:
+            grace = self.shutdown_grace if grace is None else grace
             _, pending = await asyncio.wait(set(self._tasks), timeout=grace)
+            self._shutting_down = True
+            if pending:
+                logger.warning(
+                    "%d request(s) still running after the %g s shutdown grace period: cancelled", len(pending), grace
+                )
             for task in pending:
                 task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=1.0)
+
+    async def shutdown(self, grace: float | None = None) -> None:
+        """End subscriptions gracefully, let in-flight requests finish, then close sessions.
+
+        Requests still running after ``grace`` seconds (``shutdown_grace``) are cancelled and
+        answered with a JSON-RPC error saying the server is stopping.
+        """
+        self.begin_shutdown()
+        await self.expire_requests(grace)
         for session in list(self.sessions.values()):
             self._end_session(session)
 
@@ -534,10 +555,21 @@ class McpEndpoint:
         if stream_id is not None and session is not None:
             session.add_stream(stream_id)
         closer = _StreamCloser()
+        arrived: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        unheard: list[bool] = []  # set once a legacy client left with no way to resume
+
+        def put(item: Any) -> None:
+            if unheard:
+                return
+            queue.put_nowait(item)
+            if not arrived.done():
+                arrived.set_result(None)
 
         async def deliver(message: dict[str, Any]) -> None:
+            if unheard and streaming and "id" in message:  # a question nobody can answer: fail it now
+                raise ClientRequestError("the client disconnected from this request's stream")
             if streaming:
-                queue.put_nowait(encode(message))
+                put(encode(message))
             elif session is not None:  # JSON-only mode: route to the GET stream if there is one
                 await self._notify(session, message)
 
@@ -547,12 +579,15 @@ class McpEndpoint:
                     request, connection, deliver, request_info=_RequestInfo(scope, closer.close), modern=modern
                 )
             except asyncio.CancelledError:
-                queue.put_nowait(_CANCELLED)
+                if self._shutting_down:  # not the client's cancellation: it is owed an answer
+                    put((_REPLY, _stopping_reply(request.id)))
+                else:
+                    put(_CANCELLED)
                 raise
             except Exception:
                 logger.exception("internal error while handling %s", request.method)
                 reply = Reply(encode(error_reply(request.id, -32603, "Internal error")), 500, True)
-            queue.put_nowait((_REPLY, reply))
+            put((_REPLY, reply))
 
         task = asyncio.create_task(run())
         self._tasks.add(task)
@@ -565,11 +600,14 @@ class McpEndpoint:
             task.add_done_callback(lambda _: _forget_inflight(connection, request.id, task))
         if stream_id is not None:
             # Resumable: open the stream now with a priming event the client can resume from.
-            await self._stream(scope, queue, send, receive, task, request, stream_id, first=None, closer=closer)
+            await self._stream(
+                scope, queue, send, receive, task, request, stream_id, first=None, closer=closer, modern=modern is True
+            )
             return
-        first = await self._first(queue, receive, task)
+        first = await self._first(queue, arrived, receive, task, cancel=modern is True)
         if first is None:
-            return  # the client went away and the request was cancelled
+            unheard.append(True)
+            return  # the client went away: the request was cancelled (modern) or runs on unheard
         if first is _CANCELLED:  # cancelled by notifications/cancelled: nothing to answer
             await _respond(send, 204)
             return
@@ -577,19 +615,46 @@ class McpEndpoint:
             reply: Reply = first[1]
             await _respond(send, reply.status, reply.body)
             return
-        await self._stream(scope, queue, send, receive, task, request, None, first=first, closer=closer)
+        await self._stream(
+            scope, queue, send, receive, task, request, None, first=first, closer=closer, modern=modern is True
+        )
+        if not task.done() and modern is not True:
+            unheard.append(True)
 
-    async def _first(self, queue: asyncio.Queue[Any], receive: Receive, task: asyncio.Task[Any]) -> Any:
-        """The first thing the request produces, or None if the client disconnected first."""
-        getting = asyncio.ensure_future(queue.get())
-        watching = asyncio.ensure_future(_wait_disconnect(receive))
-        done, _ = await asyncio.wait({getting, watching}, return_when=asyncio.FIRST_COMPLETED)
-        if getting in done:
-            watching.cancel()
-            return getting.result()
-        getting.cancel()
-        task.cancel()
-        return None
+    async def _first(
+        self,
+        queue: asyncio.Queue[Any],
+        arrived: asyncio.Future[None],
+        receive: Receive,
+        task: asyncio.Task[Any],
+        *,
+        cancel: bool,
+    ) -> Any:
+        """The first thing the request produces, or None if the client disconnected first.
+
+        On a disconnect the request is cancelled when ``cancel`` (2026-07-28: a disconnect
+        MUST be treated as cancellation); otherwise it runs to its end unheard (2025-11-25:
+        disconnection SHOULD NOT be taken as cancellation). Watching for a disconnect costs a
+        task per request; most requests finish within milliseconds, so the watch starts only
+        once a request has taken ``_WATCH_AFTER``.
+        """
+        if queue.empty():
+            loop = asyncio.get_running_loop()
+            watchers: list[asyncio.Task[None]] = []
+            timer = loop.call_later(
+                _WATCH_AFTER, lambda: watchers.append(loop.create_task(_settle_on_disconnect(receive, arrived)))
+            )
+            try:
+                await arrived
+            finally:
+                timer.cancel()
+                for watcher in watchers:
+                    watcher.cancel()
+            if queue.empty():  # the client went away first
+                if cancel:
+                    task.cancel()
+                return None
+        return queue.get_nowait()
 
     async def _stream(
         self,
@@ -603,6 +668,7 @@ class McpEndpoint:
         *,
         first: Any,
         closer: _StreamCloser,
+        modern: bool,
     ) -> None:
         from sse_starlette import EventSourceResponse, ServerSentEvent
 
@@ -638,12 +704,18 @@ class McpEndpoint:
                     item = None
             finally:
                 if not finished:
-                    if store is None:
-                        task.cancel()  # no way to resume: the disconnect cancels the request
-                    else:
+                    if store is not None:
                         self._keep_storing(queue, task, store, stream_id)
+                    elif modern:
+                        task.cancel()  # 2026-07-28: a disconnect is the request's cancellation
+                    # else (2025-11-25): a disconnect SHOULD NOT cancel; the request runs on and
+                    # what it still sends has no reader (the queue is dropped with the stream)
 
-        response = EventSourceResponse(events(), headers=SSE_HEADERS, ping=self.sse_ping_seconds)
+        # At shutdown sse-starlette would end the stream at once; a request's stream ends by
+        # itself with its response, so it gets the grace period to get there.
+        response = EventSourceResponse(
+            events(), headers=SSE_HEADERS, ping=self.sse_ping_seconds, shutdown_grace_period=self.shutdown_grace
+        )
         await response(scope, receive, send)
 
     def _keep_storing(
@@ -763,6 +835,11 @@ class McpEndpoint:
 _CLOSE = object()
 
 
+def _stopping_reply(request_id: Any) -> Reply:
+    body = encode(error_reply(request_id, INTERNAL_ERROR, "Internal error: the server is shutting down; retry later"))
+    return Reply(body, 503, True)
+
+
 class _StreamCloser:
     """Lets a handler end its SSE connection early (legacy, resumable): the client reconnects."""
 
@@ -811,6 +888,16 @@ class _RequestInfo:
 def _forget_inflight(connection: Connection, request_id: Any, task: asyncio.Task[Any]) -> None:
     if connection.inflight.get(request_id) is task:
         del connection.inflight[request_id]
+
+
+_WATCH_AFTER: Final = 0.05
+"""Seconds a request runs before toolkit starts watching for its client to disconnect."""
+
+
+async def _settle_on_disconnect(receive: Receive, arrived: asyncio.Future[None]) -> None:
+    await _wait_disconnect(receive)
+    if not arrived.done():
+        arrived.set_result(None)
 
 
 async def _wait_disconnect(receive: Receive) -> None:
@@ -907,6 +994,7 @@ def run_http(
             "toolkit._http:worker_app", factory=True, host=host, port=port, workers=workers, log_level=log_level
         )
         return
+    options.setdefault("shutdown_grace", shutdown_grace)
     serve_app(
         create_app(server, path=path, **options),
         host=host,
@@ -922,7 +1010,7 @@ def serve_app(
     host: str = "127.0.0.1",
     port: int = 8000,
     log_level: str = "warning",
-    shutdown_grace: float = 10.0,
+    shutdown_grace: float | None = None,
     workers: int = 1,
     app_spec: str | None = None,
 ) -> None:
@@ -940,10 +1028,20 @@ def serve_app(
             "toolkit._http:worker_app", factory=True, host=host, port=port, workers=workers, log_level=log_level
         )
         return
+    endpoint: McpEndpoint = app.state.mcp
+    if shutdown_grace is not None:
+        endpoint.shutdown_grace = shutdown_grace
+    # uvicorn's own deadline comes a little after ours, so requests still running when the grace
+    # period ends are answered by toolkit (a JSON-RPC error), not cut off by uvicorn (a text 500).
     config = uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, lifespan="on", timeout_graceful_shutdown=int(shutdown_grace)
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        lifespan="on",
+        timeout_graceful_shutdown=math.ceil(endpoint.shutdown_grace) + 2,
     )
-    GracefulServer(config, app.state.mcp).run()
+    GracefulServer(config, endpoint).run()
 
 
 class GracefulServer(uvicorn.Server):
@@ -971,7 +1069,11 @@ class GracefulServer(uvicorn.Server):
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self.endpoint.begin_shutdown()
-        await super().shutdown(sockets)
+        expiring = asyncio.create_task(self.endpoint.expire_requests())
+        try:
+            await super().shutdown(sockets)
+        finally:
+            expiring.cancel()
 
 
 def worker_app() -> Starlette:

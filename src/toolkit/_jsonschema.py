@@ -10,7 +10,7 @@ unknown ``$schema`` URL.
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
 import jsonschema_rs
@@ -237,13 +237,29 @@ def compile_validator(schema: dict[str, Any] | bool, *, assert_formats: bool = F
     )
 
 
+MAX_ERROR_TEXT: Final = 300
+"""Longest text kept of one validation message (they quote the offending value)."""
+
+
 def describe_errors(validator: jsonschema_rs.Validator, instance: Any, *, root: str, limit: int = 5) -> list[str]:
     """Human-readable validation errors, each prefixed by where in ``instance`` it is."""
     messages: list[str] = []
-    for error in validator.iter_errors(instance):
+    errors: Iterable[jsonschema_rs.ValidationError]
+    if limit == 1:  # iter_errors computes every error before yielding one; validate() stops at the first
+        try:
+            validator.validate(instance)
+            errors = ()
+        except jsonschema_rs.ValidationError as first:
+            errors = (first,)
+    else:
+        errors = validator.iter_errors(instance)
+    for error in errors:
         path = "/".join(str(part) for part in error.instance_path)
         where = f"{root}/{path}" if path else root
-        messages.append(f"{where}: {error.message}")
+        text = error.message
+        if len(text) > MAX_ERROR_TEXT:  # the quoted value comes first, the reason last: keep both ends
+            text = f"{text[: MAX_ERROR_TEXT // 3]}…{text[-(MAX_ERROR_TEXT * 2 // 3) :]}"
+        messages.append(f"{where[:MAX_ERROR_TEXT]}: {text}")
         if len(messages) >= limit:
             messages.append("(more errors omitted)")
             break

@@ -106,6 +106,7 @@ class StdioSession:
         self.shutdown_grace = shutdown_grace
         self.connection = Connection()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._stopping = False
 
     async def send(self, message: dict[str, Any]) -> None:
         await self._write(encode(message) + b"\n")
@@ -187,7 +188,9 @@ class StdioSession:
             reply = await self.engine.handle_request(request, self.connection, self.send)
             await self._write(reply.body + b"\n")
         except asyncio.CancelledError:
-            pass  # cancelled by the client: the spec says no response
+            if self._stopping:  # cancelled because the server stops, not by the client: answer
+                await self.send(error_reply(request.id, INTERNAL_ERROR, "Internal error: the server is shutting down"))
+            # else cancelled by the client: the spec says no response
         except Exception:
             logger.exception("internal error while handling %s", request.method)
             await self.send(error_reply(request.id, INTERNAL_ERROR, "Internal error"))
@@ -199,6 +202,13 @@ class StdioSession:
         self.engine.close_listeners()
         if self._tasks:
             _, pending = await asyncio.wait(set(self._tasks), timeout=self.shutdown_grace)
+            self._stopping = True
+            if pending:
+                logger.warning(
+                    "%d request(s) still running after the %g s shutdown grace period: cancelled",
+                    len(pending),
+                    self.shutdown_grace,
+                )
             for task in pending:
                 task.cancel()
             if pending:

@@ -287,10 +287,16 @@ class Tool:
 
     # --- calling -----------------------------------------------------------------------------
 
-    def bind(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Validate ``arguments`` and return the keyword arguments for the function."""
+    def bind(self, arguments: Mapping[str, Any], *, size: int = 0) -> dict[str, Any]:
+        """Validate ``arguments`` and return the keyword arguments for the function.
+
+        ``size`` is the number of JSON values in the arguments, when known: for very large
+        arguments only the first problem is described (listing them all can take seconds).
+        """
         if not self._input_validator.is_valid(arguments):
-            raise ArgumentsInvalid("; ".join(describe_errors(self._input_validator, arguments, root="arguments")))
+            limit = 5 if size < _DESCRIBE_ALL_BELOW else 1
+            problems = describe_errors(self._input_validator, arguments, root="arguments", limit=limit)
+            raise ArgumentsInvalid("; ".join(problems))
         if self._root_param is not None:
             converter = self._converters[0][1]
             return {self._root_param: self._convert(converter, dict(arguments), "arguments")}
@@ -314,12 +320,13 @@ class Tool:
 
     async def call(self, arguments: dict[str, Any] | None, context: Any) -> CallOutcome:
         """Run the tool. Argument and tool failures come back as ``is_error`` outcomes."""
-        if arguments and not normalize_arguments(arguments, self.max_argument_depth):
+        size = await normalize_arguments(arguments, self.max_argument_depth) if arguments else 0
+        if size < 0:
             return CallOutcome.error(
                 f"Invalid arguments for tool {self.name!r}: nested deeper than {self.max_argument_depth} levels"
             )
         try:
-            kwargs = self.bind(arguments or {})
+            kwargs = self.bind(arguments or {}, size=size)
         except ArgumentsInvalid as exc:
             return CallOutcome.error(f"Invalid arguments for tool {self.name!r}: {exc}")
         if self.info.context_param is not None:
@@ -338,7 +345,9 @@ class Tool:
             if self.timeout is None:
                 raise
             return CallOutcome.error(f"Tool {self.name!r} timed out after {self.timeout:g} s")
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
+            # SystemExit too: a tool that calls sys.exit() (argparse on bad input, say) must
+            # not end the whole server; it is one failed call.
             logger.exception("tool %r raised", self.name)
             if self.mask_errors:
                 return CallOutcome.error(f"Error executing tool {self.name!r}")
@@ -403,27 +412,37 @@ class _OutputInvalid(Exception):
 
 
 _EXACT_FLOAT_LIMIT: Final = 2.0**53
+_YIELD_EVERY: Final = 20_000
+_DESCRIBE_ALL_BELOW: Final = 10_000
 
 
-def normalize_arguments(arguments: dict[str, Any], limit: int) -> bool:
-    """Check the nesting depth (False if beyond ``limit``) and make large whole numbers ints.
+async def normalize_arguments(arguments: dict[str, Any], limit: int) -> int:
+    """Check the nesting depth and make large whole numbers ints; the number of values, or -1.
 
-    JSON Schema counts ``1e20`` as an integer, and so must the validator: a float this large
-    is always whole, so it becomes the int it denotes (pydantic would refuse it for ``int``).
-    Iterative, in place (the arguments were parsed for this request alone).
+    -1 means the arguments nest deeper than ``limit``. JSON Schema counts ``1e20`` as an
+    integer, and so must the validator: a float this large is always whole, so it becomes
+    the int it denotes (pydantic would refuse it for ``int``). Iterative and in place (the
+    arguments were parsed for this request alone); on huge arguments it lets other requests
+    run every ``_YIELD_EVERY`` values, so one client cannot stall the others.
     """
     stack: list[tuple[Any, int]] = [(arguments, 1)]
+    seen = 0
+    next_pause = _YIELD_EVERY
     while stack:
         node, depth = stack.pop()
         if depth > limit:
-            return False
+            return -1
         items = node.items() if isinstance(node, dict) else enumerate(node)
         for key, child in items:
+            seen += 1
             if isinstance(child, dict | list):
                 stack.append((child, depth + 1))
             elif isinstance(child, float) and abs(child) >= _EXACT_FLOAT_LIMIT and child.is_integer():
-                node[key] = int(child)
-    return True
+                node[key] = int(child)  # replaces a value: safe while iterating
+            if seen >= next_pause:
+                next_pause = seen + _YIELD_EVERY
+                await asyncio.sleep(0)
+    return seen
 
 
 _TOKEN: Final = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
