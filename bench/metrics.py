@@ -1,0 +1,155 @@
+"""The metrics the benchmark reports, their targets, and the collector of per-round samples."""
+
+import statistics
+import traceback
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal
+
+from bench.driver import Era
+
+FRAMEWORKS = ("toolkit", "mcp", "fastmcp")
+ANCHORS = ("mcp", "fastmcp")
+ERAS: tuple[Era, ...] = ("legacy", "modern")
+CALL_MODES = {"stdio": "stdio", "http_seq": "HTTP sequential", "http_c16": "HTTP 16 clients"}
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    label: str
+    unit: str
+    better: Literal["lower", "higher"] = "lower"
+    target: Fraction | None = None  # toolkit / best anchor must be <= this
+
+
+def _catalogue() -> list[Metric]:
+    metrics: list[Metric] = []
+    for mode, mode_label in CALL_MODES.items():
+        target = Fraction(1, 4) if mode == "stdio" else Fraction(1, 3)
+        for era in ERAS:
+            where = f"{mode_label}, {era}"
+            metrics += [
+                Metric(f"call.{mode}.{era}.cpu_us", f"get_items server CPU/call ({where})", "µs", target=target),
+                Metric(f"call.{mode}.{era}.calls_per_s", f"get_items calls/s ({where})", "1/s", "higher"),
+                Metric(f"call.{mode}.{era}.p50_us", f"get_items p50 latency ({where})", "µs"),
+                Metric(f"call.{mode}.{era}.p99_us", f"get_items p99 latency ({where})", "µs"),
+            ]
+    for era in ERAS:
+        metrics += [
+            Metric(f"list500.{era}.first_ms", f"tools/list 500 tools, first call ({era})", "ms"),
+            Metric(f"list500.{era}.steady_ms", f"tools/list 500 tools, steady ({era})", "ms", target=Fraction(1, 25)),
+            Metric(f"list500.{era}.steady_cpu_ms", f"tools/list 500 tools, steady, server CPU ({era})", "ms"),
+        ]
+    metrics.append(Metric("register500_ms", "register 500 tools (in-process)", "ms", target=Fraction(1, 4)))
+    first = {"legacy": "initialize", "modern": "server/discover"}
+    for era in ERAS:
+        metrics += [
+            Metric(
+                f"spawn.{era}.first_response_ms",
+                f"spawn -> first {first[era]} response (stdio)",
+                "ms",
+                target=Fraction(1, 3),
+            ),
+            Metric(f"spawn.{era}.first_tool_ms", f"spawn -> first tool result (stdio, {era})", "ms"),
+        ]
+    metrics += [
+        Metric("rss.tools0_mib", "idle RSS, 0 tools", "MiB", target=Fraction(2, 3)),
+        Metric("rss.tools500_mib", "idle RSS, 500 tools", "MiB"),
+        Metric("import_ms", "import time (fresh interpreter)", "ms"),
+    ]
+    return metrics
+
+
+METRICS = _catalogue()
+METRICS_BY_KEY = {m.key: m for m in METRICS}
+
+
+@dataclass
+class Cell:
+    """One framework's samples for one metric, one per round, and how it went."""
+
+    samples: list[float] = field(default_factory=list)
+    raw: list[Any] = field(default_factory=list)
+    unsupported: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def median(self) -> float | None:
+        if self.errors or self.unsupported or not self.samples:
+            return None
+        return statistics.median(self.samples)
+
+
+class Collector:
+    def __init__(self) -> None:
+        self.cells: dict[str, dict[str, Cell]] = {m.key: {} for m in METRICS}
+        self.errors: list[dict[str, Any]] = []
+
+    def cell(self, key: str, framework: str) -> Cell:
+        return self.cells[key].setdefault(framework, Cell())
+
+    def add(self, key: str, framework: str, value: float, raw: Any = None) -> None:
+        cell = self.cell(key, framework)
+        cell.samples.append(value)
+        if raw is not None:
+            cell.raw.append(raw)
+
+    def unsupported(self, keys: list[str], framework: str, reason: str) -> None:
+        for key in keys:
+            self.cell(key, framework).unsupported = reason
+
+    def fail(self, keys: list[str], framework: str, round_no: int, exc: BaseException) -> None:
+        message = f"{type(exc).__name__}: {exc}"
+        for key in keys:
+            self.cell(key, framework).errors.append(f"round {round_no}: {message}")
+        self.errors.append(
+            {
+                "framework": framework,
+                "round": round_no,
+                "metrics": keys,
+                "error": message,
+                "traceback": "".join(traceback.format_exception(exc)),
+            }
+        )
+
+    def summary(self, key: str) -> dict[str, Any]:
+        """Medians, best anchor, ratio toolkit/best anchor and the target verdict for ``key``."""
+        metric = METRICS_BY_KEY[key]
+        cells = self.cells[key]
+        medians = {fw: cell.median for fw, cell in cells.items()}
+        anchors: dict[str, float] = {}
+        for fw in ANCHORS:
+            value = medians.get(fw)
+            if value is not None:
+                anchors[fw] = value
+        best_anchor = None
+        if anchors:
+            pick = min if metric.better == "lower" else max
+            best_anchor = pick(anchors, key=anchors.__getitem__)
+        toolkit = medians.get("toolkit")
+        ratios = {fw: toolkit / value for fw, value in anchors.items() if toolkit is not None and value}
+        ratio = ratios.get(best_anchor) if best_anchor is not None else None
+        target_met = None
+        if ratio is not None and metric.target is not None:
+            target_met = ratio <= metric.target
+        return {
+            "label": metric.label,
+            "unit": metric.unit,
+            "better": metric.better,
+            "target": str(metric.target) if metric.target is not None else None,
+            "median": medians,
+            "best_anchor": best_anchor,
+            "ratio_toolkit_best_anchor": ratio,
+            "ratio_toolkit_anchor": ratios,
+            "target_met": target_met,
+            "frameworks": {
+                fw: {
+                    "samples": cell.samples,
+                    "raw": cell.raw,
+                    "unsupported": cell.unsupported,
+                    "errors": cell.errors,
+                }
+                for fw, cell in cells.items()
+            },
+        }

@@ -1,0 +1,186 @@
+"""The results: the machine, the JSON document, and the printed table."""
+
+import hashlib
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from bench.metrics import ANCHORS, FRAMEWORKS, METRICS, Collector
+
+if TYPE_CHECKING:
+    from bench.run import Framework, Settings
+
+
+def machine_info() -> dict[str, Any]:
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    memory_gib = None
+    try:
+        with open("/proc/meminfo") as f:
+            memory_gib = round(int(f.readline().split()[1]) / 1024**2, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "cores_usable": len(os.sched_getaffinity(0)),
+        "memory_gib": memory_gib,
+        "kernel": platform.release(),
+        "driver_python": sys.version.split()[0],
+        "loadavg_start": os.getloadavg(),
+    }
+
+
+def toolkit_source(root: str) -> str:
+    """The commit of the toolkit sources, and a digest of uncommitted changes under src/ if any.
+
+    Taken at the start and the end of a run: toolkit is developed while it is benchmarked, and a
+    run whose source changed midway mixes two versions in its medians.
+    """
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+        return done.stdout if done.returncode == 0 else ""
+
+    head = git("rev-parse", "--short", "HEAD").strip() or "no-git"
+    dirty = git("status", "--porcelain", "--untracked-files=all", "--", "src")
+    if not dirty:
+        return head
+    digest = hashlib.sha256((dirty + git("diff", "HEAD", "--", "src")).encode()).hexdigest()[:8]
+    return f"{head}+dirty:{digest}"
+
+
+def build(
+    collector: Collector,
+    frameworks: "list[Framework]",
+    settings: "Settings",
+    machine: dict[str, Any],
+    started: float,
+    scenarios: set[str],
+    source_start: str,
+    source_end: str,
+) -> dict[str, Any]:
+    machine = {**machine, "loadavg_end": os.getloadavg()}
+    return {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "toolkit_source": {"start": source_start, "end": source_end},
+        "duration_s": round(time.time() - started, 1),
+        "machine": machine,
+        "settings": asdict(settings),
+        "scenarios": sorted(scenarios),
+        "frameworks": {
+            fw.name: {
+                "available": fw.available,
+                "reason": fw.reason,
+                "version": fw.version,
+                "python": str(fw.python),
+                "python_version": fw.python_version,
+            }
+            for fw in frameworks
+        },
+        "metrics": {m.key: collector.summary(m.key) for m in METRICS if collector.cells[m.key]},
+        "errors": collector.errors,
+    }
+
+
+def _value(value: float, unit: str) -> str:
+    if unit in ("µs", "1/s"):
+        return f"{value:,.0f}"
+    return f"{value:,.1f}"
+
+
+def _ratio(ratio: float) -> str:
+    if ratio < 1:
+        return f"{ratio:.3f} = 1/{1 / ratio:.1f}"
+    return f"{ratio:.2f}"
+
+
+def table(results: dict[str, Any]) -> str:
+    """Medians per framework, toolkit/best-anchor ratio and the verdict against each target."""
+    frameworks = [fw for fw in FRAMEWORKS if fw in results["frameworks"]]
+    header = ["metric", "unit", *frameworks, "toolkit/best anchor", "target"]
+    rows: list[list[str]] = []
+    for metric in METRICS:
+        summary = results["metrics"].get(metric.key)
+        if summary is None:
+            continue
+        row = [metric.label, metric.unit]
+        for fw in frameworks:
+            info = results["frameworks"][fw]
+            cell = summary["frameworks"].get(fw)
+            if not info["available"]:
+                row.append("unavailable")
+            elif cell is None:
+                row.append("-")
+            elif cell["errors"]:
+                row.append("ERROR")
+            elif cell["unsupported"]:
+                row.append("n/a (unsupported)")
+            else:
+                row.append(_value(summary["median"][fw], metric.unit))
+        ratio = summary["ratio_toolkit_best_anchor"]
+        row.append(f"{_ratio(ratio)} ({summary['best_anchor']})" if ratio is not None else "-")
+        if metric.target is None:
+            row.append("")
+        else:
+            verdict = {True: "✓", False: "✗", None: "?"}[summary["target_met"]]
+            row.append(f"≤ {_fraction(metric.target)} {verdict}")
+        rows.append(row)
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    right = set(range(2, len(header) - 1))
+
+    def line(cells: list[str]) -> str:
+        return " | ".join(
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        )
+
+    m = results["machine"]
+    versions = ", ".join(
+        f"{fw} {info['version'] or '-'}" for fw, info in results["frameworks"].items() if info["available"]
+    )
+    s = results["settings"]
+    out = [
+        f"toolkit benchmark — {results['date']} — {m['cpu']}, {m['cores']} cores "
+        f"({m['cores_usable']} usable), {m['memory_gib']} GiB, Linux {m['kernel']}",
+        f"Python {m['driver_python']} (driver); {versions}; load avg at start {m['loadavg_start'][0]:.2f}, "
+        f"end {m['loadavg_end'][0]:.2f}",
+        f"medians over {s['rounds']} round(s); {s['calls']} calls per batch after {s['warmup']} warm-up; "
+        f"{s['concurrency']} concurrent HTTP clients; ratio = toolkit / best anchor ({', '.join(ANCHORS)})",
+        f"toolkit source: {results['toolkit_source']['start']}"
+        + (
+            ""
+            if results["toolkit_source"]["start"] == results["toolkit_source"]["end"]
+            else f" -> {results['toolkit_source']['end']} (CHANGED DURING THE RUN: medians mix versions)"
+        ),
+        "",
+        line(header),
+        "-+-".join("-" * w for w in widths),
+        *(line(r) for r in rows),
+    ]
+    notes = sorted(
+        {
+            f"- {fw}: {cell['unsupported']}"
+            for summary in results["metrics"].values()
+            for fw, cell in summary["frameworks"].items()
+            if cell["unsupported"]
+        }
+    )
+    if notes:
+        out += ["", "n/a (unsupported):", *notes]
+    return "\n".join(out)
+
+
+def _fraction(target: Fraction) -> str:
+    return f"{target.numerator}/{target.denominator}"

@@ -1,0 +1,440 @@
+"""Benchmark toolkit against the anchors (mcp 2.3.0's MCPServer, fastmcp 4.1.6), side by side.
+
+Usually run through ``scripts/bench``, which prepares the anchors' venv first. Directly::
+
+    python -m bench.run [--quick] [--rounds N] [--only toolkit,mcp] [--scenarios calls,list500,...]
+
+Every scenario runs for every framework in turn, round by round (round 1: toolkit, mcp,
+fastmcp; round 2: ...), and the table reports the median over rounds.
+"""
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import signal
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench import procs, report
+from bench.driver import Era, HttpTransport, Session, StdioTransport, Unsupported
+from bench.metrics import ERAS, FRAMEWORKS, Collector
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVERS = ROOT / "bench" / "servers"
+RESULTS = ROOT / "bench" / "results"
+ANCHORS_PYTHON = ROOT / ".bench" / "anchors-venv" / "bin" / "python"
+TOOLKIT_PYTHON = ROOT / ".venv" / "bin" / "python"
+
+IMPORTS = {
+    "toolkit": "from toolkit import Server",
+    "mcp": "from mcp.server.mcpserver import MCPServer",
+    "fastmcp": "from fastmcp import FastMCP",
+}
+DISTRIBUTIONS = {"toolkit": "toolkit", "mcp": "mcp", "fastmcp": "fastmcp"}
+
+
+@dataclass
+class Framework:
+    name: str
+    python: Path
+    available: bool = True
+    reason: str = ""
+    version: str = ""
+    python_version: str = ""
+
+    @property
+    def server(self) -> Path:
+        return SERVERS / f"{self.name}_server.py"
+
+
+@dataclass(frozen=True)
+class Settings:
+    rounds: int
+    calls: int  # measured tools/call per batch
+    warmup: int  # unmeasured tools/call before each batch
+    concurrency: int
+    list_steady: int  # measured tools/list calls after the first
+    import_runs: int  # fresh interpreters per framework per round
+    batch_timeout: float  # seconds one measured batch may take
+    start_timeout: float  # seconds a server may take to answer its first request
+    idle_settle: float  # seconds to wait before reading idle RSS
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> "Settings":
+        quick = args.quick
+        return cls(
+            rounds=args.rounds or (1 if quick else 5),
+            calls=args.calls or (100 if quick else 2000),
+            warmup=20 if quick else 200,
+            concurrency=16,
+            list_steady=2 if quick else 10,
+            import_runs=1 if quick else 3,
+            batch_timeout=120.0 if quick else 300.0,
+            start_timeout=60.0,
+            idle_settle=0.2,
+        )
+
+
+def server_env() -> dict[str, str]:
+    env = dict(os.environ)
+    for name in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP"):
+        env.pop(name, None)
+    env["FASTMCP_CHECK_FOR_UPDATES"] = "off"  # never let a server reach the network
+    return env
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank percentile of an already sorted list."""
+    index = max(0, min(len(sorted_values) - 1, math.ceil(q * len(sorted_values)) - 1))
+    return sorted_values[index]
+
+
+class Bench:
+    def __init__(self, settings: Settings, frameworks: list[Framework], log_dir: Path) -> None:
+        self.s = settings
+        self.frameworks = frameworks
+        self.log_dir = log_dir
+        self.collector = Collector()
+        self.env = server_env()
+        self.round = 0
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def _log(self, fw: Framework, what: str) -> Path:
+        return self.log_dir / f"{fw.name}-{what}-r{self.round}.log"
+
+    async def _spawn_stdio(self, fw: Framework, workload: str, what: str) -> tuple[asyncio.subprocess.Process, float]:
+        argv = [str(fw.python), str(fw.server), "--workload", workload, "--transport", "stdio"]
+        return await procs.start(argv, self.env, self._log(fw, what), stdio=True)
+
+    async def _batch(
+        self, fw: Framework, prefix: str, pid: int, sessions: list[Session], calls: int, warmup: int
+    ) -> None:
+        """Warm up, then ``calls`` tools/call of get_items spread over ``sessions`` (one worker each)."""
+        async with asyncio.timeout(self.s.batch_timeout):
+            await asyncio.gather(*(_calls(s, max(1, warmup // len(sessions))) for s in sessions))
+            latencies: list[float] = []
+            remaining = [calls]
+
+            async def worker(session: Session) -> None:
+                while remaining[0] > 0:
+                    remaining[0] -= 1
+                    await session.call_items()
+                    latencies.append(session.last_latency * 1e6)
+
+            cpu0, wall0 = procs.cpu_seconds(pid), time.perf_counter()
+            await asyncio.gather(*(worker(s) for s in sessions))
+            wall, cpu1 = time.perf_counter() - wall0, procs.cpu_seconds(pid)
+        latencies.sort()
+        add = self.collector.add
+        add(f"{prefix}.cpu_us", fw.name, (cpu1 - cpu0) / calls * 1e6, {"cpu_s": cpu1 - cpu0, "calls": calls})
+        add(f"{prefix}.calls_per_s", fw.name, calls / wall)
+        add(f"{prefix}.p50_us", fw.name, percentile(latencies, 0.50), [round(v, 1) for v in latencies])
+        add(f"{prefix}.p99_us", fw.name, percentile(latencies, 0.99))
+
+    async def _guard(
+        self, fw: Framework, keys: list[str], body: Callable[[], Awaitable[None]], era: Era | None = None
+    ) -> None:
+        """Run one scenario; an unsupported era or a failure is recorded against ``keys``."""
+        try:
+            await body()
+        except Unsupported as exc:
+            self.collector.unsupported(keys, fw.name, str(exc))
+            print(f"    {fw.name}: {era} era unsupported ({exc})", flush=True)
+        except Exception as exc:
+            self.collector.fail(keys, fw.name, self.round, exc)
+            print(f"    {fw.name}: ERROR {type(exc).__name__}: {str(exc)[:300]}", flush=True)
+
+    # --- scenarios ----------------------------------------------------------------------------
+
+    async def imports(self, fw: Framework) -> None:
+        code = f"import time; t = time.perf_counter(); {IMPORTS[fw.name]}; print(time.perf_counter() - t)"
+
+        async def body() -> None:
+            for _ in range(self.s.import_runs):
+                out = await _run([str(fw.python), "-c", code], self.env, 120.0)
+                self.collector.add("import_ms", fw.name, float(out.strip().splitlines()[-1]) * 1e3)
+
+        await self._guard(fw, ["import_ms"], body)
+
+    async def register(self, fw: Framework) -> None:
+        async def body() -> None:
+            out = await _run([str(fw.python), str(SERVERS / "register.py"), fw.name], self.env, 600.0)
+            data = json.loads(out.strip().splitlines()[-1])
+            if data.get("tools") != 500:
+                raise RuntimeError(f"register.py registered {data.get('tools')} tools")
+            self.collector.add("register500_ms", fw.name, data["seconds"] * 1e3)
+
+        await self._guard(fw, ["register500_ms"], body)
+
+    async def stdio_calls(self, fw: Framework, era: Era) -> None:
+        """Spawn -> first response -> first tool result, then the stdio call batch, in one process."""
+        prefix = f"call.stdio.{era}"
+        keys = [f"{prefix}.{m}" for m in ("cpu_us", "calls_per_s", "p50_us", "p99_us")]
+        keys += [f"spawn.{era}.first_response_ms", f"spawn.{era}.first_tool_ms"]
+
+        async def body() -> None:
+            process, t0 = await self._spawn_stdio(fw, "items", f"stdio-{era}")
+            try:
+                session = Session(StdioTransport(process), era)
+                await session.open(self.s.start_timeout)
+                t1 = session.transport.received_at
+                await session.call_items()
+                t2 = session.transport.received_at
+                self.collector.add(f"spawn.{era}.first_response_ms", fw.name, (t1 - t0) * 1e3)
+                self.collector.add(f"spawn.{era}.first_tool_ms", fw.name, (t2 - t0) * 1e3)
+                await self._batch(fw, prefix, process.pid, [session], self.s.calls, self.s.warmup)
+            finally:
+                await procs.stop(process)
+
+        await self._guard(fw, keys, body, era)
+
+    async def http_calls(self, fw: Framework) -> None:
+        """One HTTP server per framework and round; sequential and 16-client batches in each era."""
+        port = procs.free_port()
+        argv = [str(fw.python), str(fw.server), "--workload", "items", "--transport", "http", "--port", str(port)]
+        process = None
+        keys_by_era = {
+            era: [
+                f"call.{mode}.{era}.{m}"
+                for mode in ("http_seq", "http_c16")
+                for m in ("cpu_us", "calls_per_s", "p50_us", "p99_us")
+            ]
+            for era in ERAS
+        }
+
+        async def start() -> None:
+            nonlocal process
+            process, _ = await procs.start(argv, self.env, self._log(fw, "http"), stdio=False)
+            await procs.wait_for_port(process, port, self.s.start_timeout)
+
+        try:
+            await self._guard(fw, keys_by_era["legacy"] + keys_by_era["modern"], start)
+            if process is None or process.returncode is not None:
+                return
+            for era in ERAS:
+
+                async def body(era: Era = era) -> None:
+                    assert process is not None
+                    for mode, clients in (("http_seq", 1), ("http_c16", self.s.concurrency)):
+                        sessions = [Session(HttpTransport("127.0.0.1", port), era) for _ in range(clients)]
+                        try:
+                            for session in sessions:
+                                await session.open(self.s.start_timeout)
+                            calls = self.s.calls if clients == 1 else max(self.s.calls, clients * 10)
+                            await self._batch(fw, f"call.{mode}.{era}", process.pid, sessions, calls, self.s.warmup)
+                        finally:
+                            for session in sessions:
+                                await session.transport.close()
+
+                await self._guard(fw, keys_by_era[era], body, era)
+        finally:
+            if process is not None:
+                await procs.stop(process)
+
+    async def list500(self, fw: Framework, era: Era) -> None:
+        keys = [f"list500.{era}.first_ms", f"list500.{era}.steady_ms", f"list500.{era}.steady_cpu_ms"]
+        if era == "legacy":
+            keys.append("rss.tools500_mib")
+
+        async def body() -> None:
+            process, _ = await self._spawn_stdio(fw, "gen500", f"list500-{era}")
+            try:
+                session = Session(StdioTransport(process), era)
+                await session.open(self.s.start_timeout)
+                first = await session.list_tools(expected=500)
+                self.collector.add(f"list500.{era}.first_ms", fw.name, first * 1e3)
+                if era == "legacy":
+                    await asyncio.sleep(self.s.idle_settle)
+                    self.collector.add("rss.tools500_mib", fw.name, procs.rss_mib(process.pid))
+                steady, cpu = [], []
+                async with asyncio.timeout(self.s.batch_timeout):
+                    for _ in range(self.s.list_steady):
+                        cpu0 = procs.cpu_seconds(process.pid)
+                        steady.append(await session.list_tools(expected=500) * 1e3)
+                        cpu.append((procs.cpu_seconds(process.pid) - cpu0) * 1e3)
+                self.collector.add(f"list500.{era}.steady_ms", fw.name, statistics.median(steady), steady)
+                self.collector.add(f"list500.{era}.steady_cpu_ms", fw.name, statistics.median(cpu), cpu)
+            finally:
+                await procs.stop(process)
+
+        await self._guard(fw, keys, body, era)
+
+    async def rss_empty(self, fw: Framework) -> None:
+        async def body() -> None:
+            process, _ = await self._spawn_stdio(fw, "empty", "rss-empty")
+            try:
+                session = Session(StdioTransport(process), "legacy")
+                await session.open(self.s.start_timeout)
+                await session.list_tools(expected=0)
+                await asyncio.sleep(self.s.idle_settle)
+                self.collector.add("rss.tools0_mib", fw.name, procs.rss_mib(process.pid))
+            finally:
+                await procs.stop(process)
+
+        await self._guard(fw, ["rss.tools0_mib"], body)
+
+    # --- the run ------------------------------------------------------------------------------
+
+    def scenarios(self, selected: set[str]) -> list[tuple[str, str, Callable[[Framework], Awaitable[None]]]]:
+        """(group, description, scenario) in run order; ``group`` is what ``--scenarios`` selects."""
+        every: list[tuple[str, str, Callable[[Framework], Awaitable[None]]]] = [
+            ("import", "import time", self.imports),
+            ("register", "register 500 tools", self.register),
+            ("calls", "stdio calls, legacy (+ spawn)", lambda fw: self.stdio_calls(fw, "legacy")),
+            ("calls", "stdio calls, modern (+ spawn)", lambda fw: self.stdio_calls(fw, "modern")),
+            ("calls", "HTTP calls, both eras", self.http_calls),
+            ("list500", "tools/list 500, legacy (+ RSS)", lambda fw: self.list500(fw, "legacy")),
+            ("list500", "tools/list 500, modern", lambda fw: self.list500(fw, "modern")),
+            ("rss", "idle RSS, 0 tools", self.rss_empty),
+        ]
+        return [entry for entry in every if entry[0] in selected]
+
+    async def run(self, selected: set[str]) -> None:
+        runnable = [fw for fw in self.frameworks if fw.available]
+        for round_no in range(1, self.s.rounds + 1):
+            self.round = round_no
+            print(f"== round {self.round}/{self.s.rounds}", flush=True)
+            for _, description, scenario in self.scenarios(selected):
+                started = time.perf_counter()
+                for fw in runnable:
+                    await scenario(fw)
+                print(f"  {description}: {time.perf_counter() - started:.1f}s", flush=True)
+
+
+async def _calls(session: Session, count: int) -> None:
+    for _ in range(count):
+        await session.call_items()
+
+
+async def _run(argv: list[str], env: dict[str, str], timeout: float) -> str:
+    """Run a short-lived helper process; its stdout, or an error with its stderr."""
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=ROOT,
+        start_new_session=True,
+    )
+    procs.register(process)
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), timeout)
+    finally:
+        await procs.stop(process)
+    if process.returncode != 0:
+        raise RuntimeError(
+            f"{Path(argv[1]).name if len(argv) > 1 else argv[0]} exited {process.returncode}: {err.decode()[-800:]}"
+        )
+    return out.decode()
+
+
+async def _probe(fw: Framework, env: dict[str, str]) -> None:
+    """Is the framework importable, and which versions are in play?"""
+    if not fw.python.exists():
+        fw.available, fw.reason = False, f"{fw.python} does not exist"
+        return
+    code = (
+        "import sys, importlib.metadata as m\n"
+        f"{IMPORTS[fw.name]}\n"
+        "try:\n"
+        f"    v = m.version({DISTRIBUTIONS[fw.name]!r})\n"
+        "except m.PackageNotFoundError:\n"
+        f"    v = getattr(sys.modules[{fw.name!r}], '__version__', '?')\n"
+        "print(v); print(sys.version.split()[0])\n"
+    )
+    try:
+        out = await _run([str(fw.python), "-c", code], env, 120.0)
+    except Exception as exc:
+        fw.available, fw.reason = False, str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
+        return
+    fw.version, fw.python_version = out.split()[:2]
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="scripts/bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: 1 round, small counts")
+    parser.add_argument("--rounds", type=int, help="rounds (default 5, --quick 1)")
+    parser.add_argument("--calls", type=int, help="measured tools/call per batch (default 2000, --quick 100)")
+    parser.add_argument("--only", help=f"comma-separated frameworks to run (default: {','.join(FRAMEWORKS)})")
+    parser.add_argument(
+        "--scenarios",
+        default="import,register,calls,list500,rss",
+        help="comma-separated scenario groups: import,register,calls,list500,rss (default: all)",
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results directory (default bench/results)")
+    return parser.parse_args(argv)
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    settings = Settings.from_args(args)
+    names = args.only.split(",") if args.only else list(FRAMEWORKS)
+    unknown = set(names) - set(FRAMEWORKS)
+    if unknown:
+        print(f"unknown framework(s): {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    selected = set(args.scenarios.split(","))
+    frameworks = [Framework(n, TOOLKIT_PYTHON if n == "toolkit" else ANCHORS_PYTHON) for n in names]
+    env = server_env()
+    await asyncio.gather(*(_probe(fw, env) for fw in frameworks))
+    for fw in frameworks:
+        state = f"{fw.version} (Python {fw.python_version})" if fw.available else f"UNAVAILABLE: {fw.reason}"
+        print(f"{fw.name:8} {state}", flush=True)
+    if not any(fw.available for fw in frameworks):
+        print("no framework available", file=sys.stderr)
+        return 2
+
+    started = time.time()
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(started))
+    log_dir = args.out / "logs" / stamp
+    bench = Bench(settings, frameworks, log_dir)
+    machine = report.machine_info()
+    source_start = report.toolkit_source(str(ROOT))
+    try:
+        await bench.run(selected)
+    finally:
+        source_end = report.toolkit_source(str(ROOT))
+        results = report.build(
+            bench.collector, frameworks, settings, machine, started, selected, source_start, source_end
+        )
+        args.out.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(results, indent=1, default=str)
+        (args.out / f"bench-{stamp}.json").write_text(text)
+        (args.out / "latest.json").write_text(text)
+        print()
+        print(report.table(results))
+        print(f"\nJSON: {args.out / 'latest.json'}   server logs: {log_dir}")
+    if bench.collector.errors:
+        print(f"\n{len(bench.collector.errors)} error(s):", file=sys.stderr)
+        for error in bench.collector.errors:
+            print(f"- {error['framework']} round {error['round']}: {error['error'][:400]}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main() -> None:
+    args = parse_args(sys.argv[1:])
+    loop = asyncio.new_event_loop()
+    task = loop.create_task(main_async(args))
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    loop.add_signal_handler(signal.SIGINT, task.cancel)
+    code = 130
+    try:
+        code = loop.run_until_complete(task)
+    except asyncio.CancelledError:
+        print("\ninterrupted: servers stopped", file=sys.stderr)
+    finally:
+        procs.kill_all()
+        loop.close()
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

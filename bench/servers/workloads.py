@@ -1,0 +1,76 @@
+"""What the three benchmark servers serve, and how they are told which workload and transport.
+
+Selection comes from the environment (``BENCH_WORKLOAD``, ``BENCH_TRANSPORT``, ``BENCH_HOST``,
+``BENCH_PORT``), so ``toolkit run bench/servers/toolkit_server.py:server`` works too, and is
+overridden by command-line flags when a server file is run as a script::
+
+    python bench/servers/mcp_server.py --workload items --transport http --port 8123
+
+Workloads:
+- ``items``: one tool, ``get_items() -> list[Item]`` (workload A);
+- ``gen500``: the 500 generated tools of ``generated.py`` (workload B);
+- ``empty``: no tools at all (idle memory baseline).
+
+This module only uses pydantic and the standard library, so every framework's venv can import it.
+"""
+
+import argparse
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, cast
+
+import generated
+from pydantic import BaseModel
+
+Workload = Literal["items", "gen500", "empty"]
+Transport = Literal["stdio", "http"]
+
+
+class Item(BaseModel):
+    id: int
+    name: str
+    price: float
+    tags: list[str]
+
+
+ITEMS = [Item(id=i, name=f"item-{i}", price=1.5 * i, tags=["bench", f"t{i % 3}"]) for i in range(10)]
+
+
+async def get_items() -> list[Item]:
+    """Return ten small items."""
+    return ITEMS
+
+
+@dataclass(frozen=True)
+class Config:
+    workload: Workload = "items"
+    transport: Transport = "stdio"
+    host: str = "127.0.0.1"
+    port: int = 8000
+
+    @classmethod
+    def load(cls, argv: list[str] | None) -> "Config":
+        """The environment's settings, overridden by ``argv`` when the file runs as a script."""
+        env = os.environ
+        parser = argparse.ArgumentParser(description="A benchmark MCP server.")
+        parser.add_argument("--workload", choices=["items", "gen500", "empty"])
+        parser.add_argument("--transport", choices=["stdio", "http"])
+        parser.add_argument("--host")
+        parser.add_argument("--port", type=int)
+        args = parser.parse_args(argv or [])
+        return cls(
+            workload=cast(Workload, args.workload or env.get("BENCH_WORKLOAD", "items")),
+            transport=cast(Transport, args.transport or env.get("BENCH_TRANSPORT", "stdio")),
+            host=args.host or env.get("BENCH_HOST", "127.0.0.1"),
+            port=args.port or int(env.get("BENCH_PORT", "8000")),
+        )
+
+
+def tools(workload: Workload) -> list[Callable[..., Awaitable[Any]]]:
+    """The functions a server registers for ``workload``."""
+    if workload == "items":
+        return [get_items]
+    if workload == "gen500":
+        return generated.build_tools(500)
+    return []
