@@ -15,6 +15,7 @@ plus the envelope fields only the modern era has (``resultType``, ``ttlMs``/``ca
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -69,22 +70,32 @@ def _rewrite_into_result(reference: str) -> str:
     return reference  # "#/$defs/..." (hoisted with the defs) and "#anchor" names stay valid
 
 
+# A "$ref"/"$dynamicRef" whose value is not a "#/$defs/..." pointer: the only kind the
+# wrapper has to rewrite. Matched on the serialized schema, so a data value that merely looks
+# like one (inside "const", say) only costs the slower, exact walk.
+_REWRITABLE_REF: Final = re.compile(rb'"\$(?:ref|dynamicRef)":"(?!#/(?:\$|%24)defs/)')
+
+
 def wrap_schema(natural: dict[str, Any]) -> dict[str, Any]:
     """``{"type": "object", "properties": {"result": natural}, "required": ["result"]}``.
 
     ``$defs``, ``$schema`` and ``$id`` move to the wrapper's root so every ``#/$defs/...``
     pointer still resolves; other ``#/...`` pointers are rewritten to point inside ``result``.
+    Schemas are never mutated once built, so when no pointer needs rewriting (pydantic's only
+    point into ``$defs``) the wrapper shares the natural schema's parts instead of copying them.
     """
     inner = {key: value for key, value in natural.items() if key not in ("$defs", "$schema", "$id")}
+    rewrite = _REWRITABLE_REF.search(pydantic_core.to_json(natural)) is not None
     wrapper: dict[str, Any] = {}
     for key in ("$schema", "$id"):
         if key in natural:
             wrapper[key] = natural[key]
     wrapper["type"] = "object"
-    wrapper["properties"] = {RESULT_KEY: _schema.walk_refs(inner, _rewrite_into_result)}
+    wrapper["properties"] = {RESULT_KEY: _schema.walk_refs(inner, _rewrite_into_result) if rewrite else inner}
     wrapper["required"] = [RESULT_KEY]
     if "$defs" in natural:
-        wrapper["$defs"] = _schema.walk_refs(natural["$defs"], _rewrite_into_result)
+        defs = natural["$defs"]
+        wrapper["$defs"] = _schema.walk_refs(defs, _rewrite_into_result) if rewrite else defs
     return wrapper
 
 
