@@ -34,6 +34,7 @@ from tests.http_support import LEGACY, MODERN, CliServer, Legacy, Modern, ServeH
 from tests.support.memory_stdio import MemoryStdio
 from tests.support.processes import PYTHON, REPO, TOOLKIT
 from tests.support.stdio import StdioClient
+from tests.support.waiting import hang_until_cancelled
 from tests.wire import assert_valid
 
 from toolkit import Context, EventStore, Server
@@ -75,12 +76,7 @@ def make_server(probe: Probe, **options: Any) -> Server:
         probe.hung += 1
         if probe.hung >= probe.expected:
             probe.all_hung.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            probe.cancelled.set()
-            raise
-        return "never"
+        await hang_until_cancelled(probe.cancelled)
 
     return server
 

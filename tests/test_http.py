@@ -41,6 +41,7 @@ from tests.http_support import (
     raw_post,
     serve,
 )
+from tests.support.waiting import hang_until_cancelled
 from tests.wire import assert_valid
 
 from toolkit import Context, EventStore, Header, Server, ToolError
@@ -99,12 +100,7 @@ def make_server(probe: Probe | None = None, **options: Any) -> Server:
         if announce:
             await ctx.report_progress(1)
         probe.started.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            probe.cancelled.set()
-            raise
-        return "never"
+        await hang_until_cancelled(probe.cancelled)
 
     @server.tool
     async def poll_me(ctx: Context, close: bool = True) -> str:

@@ -28,6 +28,7 @@ from pydantic import Field
 from tests.http_support import ACCEPT_BOTH, LEGACY, MODERN, Legacy, Modern, Reply, ServeHttp
 from tests.support.memory_stdio import MemoryStdio
 from tests.support.processes import PYTHON, REPO
+from tests.support.waiting import hang_until_cancelled
 from tests.wire import assert_valid
 
 from toolkit import Server
@@ -72,22 +73,12 @@ def make_server(probe: Probe, **options: Any) -> Server:
     @server.tool(timeout=0.3)
     async def stuck() -> str:
         """Never finish on its own (0.3 s timeout)."""
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            probe.cancelled.set()
-            raise
-        return "never"
+        await hang_until_cancelled(probe.cancelled)
 
     @server.tool
     async def stuck_default() -> str:
         """Never finish on its own (the server's default timeout applies)."""
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            probe.cancelled.set()
-            raise
-        return "never"
+        await hang_until_cancelled(probe.cancelled)
 
     @server.tool(timeout=5)
     async def patient(seconds: float) -> str:

@@ -9,17 +9,15 @@ on 127.0.0.1 counts every request toolkit might make and must count none.
 
 from __future__ import annotations
 
-import dataclasses
-import threading
 import urllib.request
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Annotated, Any
 
 import jsonschema_rs
 import pytest
 from pydantic import WithJsonSchema
+from tests.support.canary import Canary, serve_canary
 from tests.wire import assert_valid
 
 from toolkit import RegistrationError, SchemaError, Server
@@ -31,41 +29,11 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 # --- the canary -------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass
-class Canary:
-    url: str
-    hits: list[str]
-
-
 @pytest.fixture
 def canary() -> Iterator[Canary]:
     """An HTTP server on 127.0.0.1 that serves a schema to anyone who asks, and counts them."""
-    hits: list[str] = []
-    body = b'{"type": "string"}'
-
-    class Handler(BaseHTTPRequestHandler):
-        def _serve(self) -> None:
-            hits.append(f"{self.command} {self.path}")
-            self.send_response(200)
-            self.send_header("Content-Type", "application/schema+json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_POST = do_HEAD = _serve
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return None
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield Canary(f"http://127.0.0.1:{server.server_address[1]}", hits)
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with serve_canary() as running:
+        yield running
 
 
 def test_the_canary_counts_hits(canary: Canary) -> None:

@@ -27,16 +27,15 @@ import math
 import re
 import subprocess
 import textwrap
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.http_support import LEGACY, MODERN, Legacy, Modern, ServeHttp, connect, free_port, serve
 from tests.support.apps import load_module
+from tests.support.canary import Canary, serve_canary
 from tests.support.memory_stdio import MemoryStdio
 from tests.support.processes import PYTHON, REPO, TOOLKIT
 from tests.support.stdio import StdioClient
@@ -560,41 +559,11 @@ async def test_request_state_from_another_key_or_after_expiry_is_rejected(mcp_ht
 # --- no remote $ref is ever fetched -------------------------------------------------------------
 
 
-class Canary:
-    def __init__(self, url: str, hits: list[str]) -> None:
-        self.url = url
-        self.hits = hits
-
-
 @pytest.fixture
 def canary() -> Iterator[Canary]:
     """An HTTP server on 127.0.0.1 that serves a permissive schema to anyone, and counts them."""
-    hits: list[str] = []
-    body = b'{"type": "string"}'
-
-    class Handler(BaseHTTPRequestHandler):
-        def _serve(self) -> None:
-            hits.append(f"{self.command} {self.path}")
-            self.send_response(200)
-            self.send_header("Content-Type", "application/schema+json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_POST = do_HEAD = _serve
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return None
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield Canary(f"http://127.0.0.1:{server.server_address[1]}", hits)
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with serve_canary() as running:
+        yield running
 
 
 CANARY_APP = '''
