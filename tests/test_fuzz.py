@@ -542,6 +542,15 @@ class Bad:
 
 
 DEEP = 5000
+
+
+def _deep_call(after_arguments: bytes = b"") -> bytes:
+    """A tools/call whose argument is nested DEEP levels, with ``after_arguments`` inside params."""
+    deep = b"[" * DEEP + b"]" * DEEP
+    head = b'{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"record","arguments":{"tag":'
+    return head + deep + b"}" + after_arguments + b"}}"
+
+
 BAD: list[Bad] = [
     Bad("empty", b"", -32700),
     Bad("whitespace", b" \t ", -32700),
@@ -566,6 +575,12 @@ BAD: list[Bad] = [
     # Valid JSON, only deeper than the parser goes: the server still reads the envelope
     # (so a deep tools/call keeps its id) and sees that this object is no request.
     Bad("nested-objects", b'{"a":' * DEEP + b"1" + b"}" * DEEP, -32600),
+    # Too deep *and* malformed after the deep part (where the parser stops looking): reading the
+    # envelope anyway must not make a request of broken JSON.
+    Bad("deep-then-bad-literal", _deep_call(b',"x":tru'), -32700),
+    Bad("deep-then-missing-colon", _deep_call(b',"x" 1'), -32700),
+    Bad("deep-then-missing-comma", _deep_call(b' "x":1'), -32700),
+    Bad("deep-then-trailing-garbage", _deep_call() + b" x", -32700),
     Bad("number", b"42", -32600),
     Bad("string", b'"ping"', -32600),
     Bad("null", b"null", -32600),

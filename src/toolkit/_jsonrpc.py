@@ -180,43 +180,75 @@ def _skip_value(data: bytes, index: int) -> int:
             return index
 
 
-def _members(data: bytes) -> dict[str, bytes] | None:
-    """The raw member values of the JSON object ``data``, or None if it is not one."""
-    index = len(data) - len(data.lstrip())
+_WHITESPACE: Final = re.compile(rb"[ \t\n\r]*")
+
+
+def _after_whitespace(data: bytes, index: int) -> int:
+    found = _WHITESPACE.match(data, index)
+    assert found is not None  # the pattern matches the empty string
+    return found.end()
+
+
+def _expect(data: bytes, index: int, char: bytes) -> int:
+    """Index just past ``char``, which must come next (after whitespace)."""
+    index = _after_whitespace(data, index)
+    if data[index : index + 1] != char:
+        raise ValueError(f"expected {char!r} at {index}")
+    return index + 1
+
+
+def _members(data: bytes, *, whole: bool) -> dict[str, bytes] | None:
+    """The raw member values of the JSON object ``data``, or None if it is not one.
+
+    ``whole``: nothing but whitespace may follow the object. Malformed JSON raises ValueError.
+    """
+    index = _after_whitespace(data, 0)
     if data[index : index + 1] != b"{":
         return None
     index += 1
     members: dict[str, bytes] = {}
-    while True:
-        index += len(data[index:]) - len(data[index:].lstrip())
-        if data[index : index + 1] == b"}":
-            return members
-        end = _skip_string(data, index)
-        key = pydantic_core.from_json(data[index:end])
-        index = data.index(b":", end) + 1
-        index += len(data[index:]) - len(data[index:].lstrip())
-        end = _skip_value(data, index)
-        members[key] = data[index:end]
-        index = end + len(data[end:]) - len(data[end:].lstrip())
-        if data[index : index + 1] == b",":
-            index += 1
+    index = _after_whitespace(data, index)
+    if data[index : index + 1] != b"}":
+        while True:
+            index = _after_whitespace(data, index)
+            if data[index : index + 1] != b'"':
+                raise ValueError(f"expected a member name at {index}")
+            end = _skip_string(data, index)
+            key = pydantic_core.from_json(data[index:end])
+            index = _after_whitespace(data, _expect(data, end, b":"))
+            end = _skip_value(data, index)
+            members[key] = data[index:end]
+            index = _after_whitespace(data, end)
+            if data[index : index + 1] == b",":
+                index += 1
+                continue
+            if data[index : index + 1] != b"}":
+                raise ValueError(f"expected ',' or '}}' at {index}")
+            break
+    if whole and _after_whitespace(data, index + 1) != len(data):
+        raise ValueError("data after the message")
+    return members
 
 
 def _shallow(raw: bytes) -> Any:
+    """The value, or TOO_DEEP if only its depth keeps it from being parsed (ValueError if invalid)."""
     try:
         return pydantic_core.from_json(raw, allow_inf_nan=False)
-    except ValueError:
-        return TOO_DEEP
+    except ValueError as exc:
+        if "recursion limit" in str(exc):
+            return TOO_DEEP
+        raise
 
 
 def _salvage(data: bytes) -> dict[str, Any] | None:
+    """The message with its deep values as TOO_DEEP, or None if it is not valid JSON after all."""
     try:
-        members = _members(data)
+        members = _members(data, whole=True)
         if members is None:
             return None
         message = {key: _shallow(raw) for key, raw in members.items() if key != "params"}
         if "params" in members:
-            params = _members(members["params"])
+            params = _members(members["params"], whole=True)
             message["params"] = {key: _shallow(raw) for key, raw in params.items()} if params is not None else TOO_DEEP
         return message
     except (ValueError, IndexError):
