@@ -38,9 +38,10 @@ LEGACY = "2025-11-25"
 TYPES = """\
 import dataclasses
 import enum
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import AwareDatetime, BaseModel, Field, computed_field
 from typing_extensions import NotRequired, TypedDict
 
 from toolkit import Text, ToolResult
@@ -131,6 +132,8 @@ HINTS: list[tuple[str, str]] = [
     ("int | float", "1.0"),
     ("list[int] | list[str]", "[]"),
     ("Profile", "Profile(display_name='Ada')"),
+    ("datetime", "datetime(2026, 6, 21, 5, 11)"),
+    ("AwareDatetime", "datetime(2026, 6, 21, 5, 11, tzinfo=UTC)"),
     ("Text", "Text('sunny')"),
     ("ToolResult", "ToolResult('done')"),
     (NO_ANNOTATION, "{'a': 1}"),

@@ -8,6 +8,7 @@ rejects values it must not.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import enum
 import importlib.util
 import math
@@ -19,7 +20,7 @@ from typing import Annotated, Any, Literal, NotRequired
 
 import jsonschema_rs
 import pytest
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, NaiveDatetime, TypeAdapter, computed_field
 from tests.wire import assert_valid
 from typing_extensions import TypedDict
 
@@ -255,6 +256,26 @@ ROWS = [
     Row("float", float, {"type": "number"}, [(2.5, 2.5), (3, 3.0)], ["2.5", None, [2.5]]),
     Row("bool", bool, {"type": "boolean"}, [(True, True)], [1, "true", None]),
     Row("None", None, {"type": "null"}, [(None, None)], [0, "", {}, []]),
+    # RFC 3339 date-time/time need a UTC offset; a naive value has none, so only a hint that
+    # guarantees an aware value claims the format (format-checking clients reject the rest).
+    Row(
+        "datetime",
+        datetime.datetime,
+        {"type": "string"},
+        [
+            (datetime.datetime(2026, 6, 21, 5, 11), "2026-06-21T05:11:00"),
+            (datetime.datetime(2026, 6, 21, 5, 11, tzinfo=datetime.UTC), "2026-06-21T05:11:00Z"),
+        ],
+        [1, None],
+    ),
+    Row(
+        "AwareDatetime",
+        AwareDatetime,
+        {"type": "string", "format": "date-time"},
+        [(datetime.datetime(2026, 6, 21, 5, 11, tzinfo=datetime.UTC), "2026-06-21T05:11:00Z")],
+        [1, None],
+    ),
+    Row("time", datetime.time, {"type": "string"}, [(datetime.time(5, 11), "05:11:00")], [1, None]),
     Row(
         "list[Forecast]",
         list[Forecast],
@@ -680,6 +701,9 @@ async def test_input_schema_is_an_object_and_context_is_not_advertised() -> None
             id="shared required",
         ),
         pytest.param(Cat | Dog, {"oneOf": [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"}]}, id="Literal tags"),
+        # Arguments: the format stays (and is asserted), except where the hint wants naive values.
+        pytest.param(datetime.datetime, {"type": "string", "format": "date-time"}, id="datetime"),
+        pytest.param(NaiveDatetime, {"type": "string"}, id="NaiveDatetime"),
     ],
 )
 async def test_parameter_schema(hint: Any, fragment: dict[str, Any]) -> None:
