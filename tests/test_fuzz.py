@@ -828,6 +828,24 @@ def test_arguments_nested_deeper_than_any_limit_get_an_is_error_result(fuzz_stdi
         assert "nested deeper than 64" in answer["result"]["content"][0]["text"]
 
 
+def test_prompt_arguments_nested_beyond_the_parser_are_invalid_params(fuzz_stdio: StdioClient) -> None:
+    # A prompt's bad arguments are a JSON-RPC error (-32602), with the request's id, not -32603.
+    value = "[" * 3000 + "]" * 3000
+    meta = json.dumps(modern_meta())
+    frame = (
+        f'{{"jsonrpc":"2.0","id":"deep-prompt","method":"prompts/get",'
+        f'"params":{{"name":"greet","arguments":{{"name":{value}}},"_meta":{meta}}}}}'
+    ).encode()
+    mark = fuzz_stdio.snapshot()
+    fuzz_stdio.send_raw(frame + b"\n")
+    marker = fuzz_stdio.start_request("server/discover")
+    fuzz_stdio.response(marker)
+    (answer,) = [m for m in fuzz_stdio.since(mark) if m.get("id") != marker]
+    assert answer.get("id") == "deep-prompt", answer
+    assert answer["error"]["code"] == -32602, answer
+    assert "nested too deeply" in answer["error"]["message"]
+
+
 @pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18", "2025-11-25"])
 async def test_http_legacy_unknown_method_is_not_answered_404(
     mcp_http: ServeHttp, app_file: Path, version: str

@@ -16,13 +16,13 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, Literal
 
 import jsonschema_rs
 import pytest
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, NaiveDatetime, TypeAdapter, computed_field
+from tests.support.hints import ById, ByName, Cat, Color, Dog, Forecast, Node, Point, Point2D, Point3D, Priority, Span
 from tests.wire import assert_valid
-from typing_extensions import TypedDict
 
 from toolkit import Context, Image, RegistrationError, Server, Text, ToolResult
 from toolkit.testing import Client
@@ -36,62 +36,9 @@ REPO = Path(__file__).resolve().parent.parent
 # --- the types every row uses ----------------------------------------------------------------
 
 
-class Forecast(BaseModel):
-    city: str
-    temp: float
-
-
-class Color(enum.Enum):
-    RED = "red"
-    GREEN = "green"
-
-
 class Shade(enum.Enum):
     DARK = "dark"
     LIGHT = "light"
-
-
-class Priority(enum.IntEnum):
-    LOW = 1
-    HIGH = 2
-
-
-class Point(TypedDict):
-    x: int
-    y: int
-    label: NotRequired[str]
-
-
-@dataclasses.dataclass
-class Span:
-    start: int
-    end: int = 0
-
-
-class Node(BaseModel):
-    value: int
-    children: list[Node] = []
-
-
-class Point2D(BaseModel):
-    x: int
-    y: int
-
-
-class Point3D(BaseModel):
-    x: int
-    y: int
-    z: int
-
-
-class Cat(BaseModel):
-    kind: Literal["cat"]
-    lives: int
-
-
-class Dog(BaseModel):
-    kind: Literal["dog"]
-    good: bool
 
 
 class Profile(BaseModel):
@@ -108,18 +55,6 @@ class Report(BaseModel):
 
     color: Color
     count: Annotated[int, Field(title="How many")] = 0
-
-
-class ById(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    id: int
-
-
-class ByName(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
 
 
 class OpenById(BaseModel):

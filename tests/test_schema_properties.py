@@ -8,20 +8,18 @@ tool sends validates against its advertised output schema.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
-import enum
 import math
 import uuid
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, Literal
 
 import jsonschema_rs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, Field, TypeAdapter
+from tests.support.hints import ById, ByName, Cat, Color, Dog, Forecast, Node, Point, Point2D, Point3D, Priority, Span
 from tests.wire import assert_valid
-from typing_extensions import TypedDict
 
 from toolkit import Server
 from toolkit.testing import Client
@@ -33,71 +31,6 @@ BOUNDED = settings(
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
-
-
-class Forecast(BaseModel):
-    city: str
-    temp: float
-
-
-class Color(enum.Enum):
-    RED = "red"
-    GREEN = "green"
-
-
-class Priority(enum.IntEnum):
-    LOW = 1
-    HIGH = 2
-
-
-class Point(TypedDict):
-    x: int
-    y: int
-    label: NotRequired[str]
-
-
-@dataclasses.dataclass
-class Span:
-    start: int
-    end: int = 0
-
-
-class Node(BaseModel):
-    value: int
-    children: list[Node] = []
-
-
-class Point2D(BaseModel):
-    x: int
-    y: int
-
-
-class Point3D(BaseModel):
-    x: int
-    y: int
-    z: int
-
-
-class Cat(BaseModel):
-    kind: Literal["cat"]
-    lives: int
-
-
-class Dog(BaseModel):
-    kind: Literal["dog"]
-    good: bool
-
-
-class ById(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    id: int
-
-
-class ByName(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
 
 
 class Profile(BaseModel):

@@ -25,7 +25,11 @@ class AppNotFound(Exception):
 
 def load_server(spec: str) -> Server:
     """The ``Server`` that ``load_target(spec)`` names (directly or behind its HTTP app)."""
-    target = load_target(spec)
+    return _server_of(load_target(spec))
+
+
+def _server_of(target: Any) -> Server:
+    """The ``Server`` itself, or the one behind an app made by ``server.http_app()``."""
     return target if _is_server(target) else target.state.mcp.server  # type: ignore[no-any-return]
 
 
@@ -137,7 +141,7 @@ def _main(argv: list[str] | None) -> None:
     except AppNotFound as exc:
         print(f"toolkit: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    server = target if _is_server(target) else target.state.mcp.server
+    server = _server_of(target)
     if args.command == "tools":
         print(json.dumps(asyncio.run(_list_tools(server, args.protocol_version)), indent=2))
         return

@@ -50,6 +50,8 @@ _FIELDS_SINCE: Final[dict[str, dict[str, str]]] = {
     "PromptArgument": {"title": "2025-06-18"},
     "ContentBlock": {"_meta": "2025-06-18"},
     "ProgressNotificationParams": {"message": "2025-03-26"},
+    "ElicitRequestFormParams": {"mode": "2025-11-25"},
+    "ServerCapabilities": {"completions": "2025-03-26"},
 }
 
 
@@ -240,10 +242,12 @@ def call_result(outcome: CallOutcome, shape: ToolShape | None, version: str) -> 
     return result
 
 
-def finish(result: dict[str, Any], version: str, server_info: dict[str, Any] | None) -> dict[str, Any]:
-    """Add the envelope the modern era puts on every complete result."""
+def finish(
+    result: dict[str, Any], version: str, server_info: dict[str, Any] | None, *, result_type: str = "complete"
+) -> dict[str, Any]:
+    """Add the envelope the modern era puts on every result (``resultType``, server info)."""
     if is_modern(version):
-        result["resultType"] = "complete"
+        result["resultType"] = result_type
         if server_info is not None:
             meta = result.get("_meta")
             result["_meta"] = {**meta, SERVER_INFO_KEY: server_info} if meta else {SERVER_INFO_KEY: server_info}

@@ -27,7 +27,6 @@ from . import _compat
 from ._errors import ToolError
 from ._mrtr import InputRequired
 from ._session import LOG_RANK, ClientRequestError, RequestScope
-from ._versions import at_least
 
 if TYPE_CHECKING:
     from ._server import Server
@@ -254,8 +253,7 @@ class Context:
         model = schema if isinstance(schema, type) and issubclass(schema, BaseModel) else None
         requested = elicitation_schema(schema)
         params = {"mode": "form", "message": message, "requestedSchema": requested}
-        if not at_least(self._scope.version, "2025-11-25"):
-            params.pop("mode")  # form mode is implicit before 2025-11-25
+        params = _compat.fields_for("ElicitRequestFormParams", params, self._scope.version)
         answer = await self._ask("elicitation", "elicitation/create", params, key, _valid_elicit_answer)
         return self._elicit_result(answer, model, key)
 

@@ -42,7 +42,7 @@ from ._jsonrpc import (
 from ._mrtr import InputRequired
 from ._session import LOG_RANK, RequestScope, Send, Session
 from ._tools import CallOutcome
-from ._versions import KNOWN_VERSIONS, MODERN_VERSIONS, at_least, is_modern, negotiate_legacy
+from ._versions import KNOWN_VERSIONS, MODERN_VERSIONS, is_modern, negotiate_legacy
 
 if TYPE_CHECKING:
     from ._server import Server
@@ -384,9 +384,9 @@ class Engine:
         if server._prompts:
             capabilities["prompts"] = {"listChanged": True}
         capabilities["logging"] = {}
-        if (server._prompts or server._templates) and at_least(version, "2025-03-26"):
+        if server._prompts or server._templates:
             capabilities["completions"] = {}
-        return capabilities
+        return _compat.fields_for("ServerCapabilities", capabilities, version)
 
     def _finish(self, result: dict[str, Any], scope: RequestScope) -> dict[str, Any]:
         return _compat.finish(result, scope.version, self.server.server_info(scope.version))
@@ -437,11 +437,8 @@ class Engine:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {name!r}", {"name": name})
         try:
             arguments = _arguments(params)
-        except _ArgumentsTooDeep:
-            outcome = CallOutcome.error(
-                f"Invalid arguments for tool {name!r}: nested deeper than {tool.max_argument_depth} levels"
-            )
-            return self._finish(_compat.call_result(outcome, None, scope.version), scope)
+        except _ArgumentsTooDeep:  # for a tool, bad arguments are an isError result
+            return self._finish(_compat.call_result(tool.too_deep(), None, scope.version), scope)
         context = self._prepare(scope, name, arguments)
         try:
             outcome = await tool.call(arguments, context)
@@ -542,13 +539,9 @@ class Engine:
         state = self.server.state_signer.sign(
             method=scope.method, name=name, arguments=arguments, answers=scope.answers
         )
-        result: dict[str, Any] = {
-            "inputRequests": dict(scope.pending_inputs),
-            "requestState": state,
-            "_meta": {_compat.SERVER_INFO_KEY: self.server.server_info(scope.version)},
-        }
-        result["resultType"] = "input_required"
-        return result
+        result = {"inputRequests": dict(scope.pending_inputs), "requestState": state}
+        info = self.server.server_info(scope.version)
+        return _compat.finish(result, scope.version, info, result_type="input_required")
 
     # --- change notifications ---------------------------------------------------------------------
 
@@ -599,6 +592,24 @@ def _tag(listener: _Listener) -> dict[str, Any]:
     return {SUBSCRIPTION_ID_KEY: listener.subscription_id}
 
 
+async def drain(tasks: set[asyncio.Task[Any]], grace: float, stopping: Callable[[], None]) -> None:
+    """Give in-flight ``tasks`` ``grace`` seconds; then call ``stopping`` and cancel the rest.
+
+    ``stopping`` lets the transport tell a shutdown's cancellations from a client's: those
+    requests are owed a "shutting down" error, where a client-cancelled request gets nothing.
+    """
+    if not tasks:
+        return
+    _, pending = await asyncio.wait(set(tasks), timeout=grace)
+    stopping()
+    if not pending:
+        return
+    logger.warning("%d request(s) still running after the %g s shutdown grace period: cancelled", len(pending), grace)
+    for task in pending:
+        task.cancel()
+    await asyncio.wait(pending, timeout=1.0)
+
+
 async def _quietly(sending: Awaitable[None]) -> None:
     try:
         await sending
@@ -613,8 +624,14 @@ def _progress_token(meta: dict[str, Any]) -> str | int | None:
     return token if isinstance(token, (str, int)) else None
 
 
-class _ArgumentsTooDeep(Exception):
-    pass
+class _ArgumentsTooDeep(McpError):
+    """Arguments nested beyond the JSON parser's limit (a prompt's -32602; a tool's isError result)."""
+
+    def __init__(self) -> None:
+        problem = "is nested too deeply"
+        super().__init__(
+            INVALID_PARAMS, f'Invalid params: "arguments" {problem}', {"param": "arguments", "problem": problem}
+        )
 
 
 def _required_str(params: dict[str, Any], name: str) -> str:

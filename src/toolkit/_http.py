@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 import uvicorn
 from starlette.applications import Starlette
 
-from ._engine import PROTOCOL_VERSION_KEY, Connection, Reply, is_modern_request, unsupported_version
+from ._engine import PROTOCOL_VERSION_KEY, Connection, Reply, drain, is_modern_request, unsupported_version
 from ._events import EventStore
 from ._jsonrpc import (
     HEADER_MISMATCH,
@@ -198,18 +198,10 @@ class McpEndpoint:
 
     async def expire_requests(self, grace: float | None = None) -> None:
         """Give in-flight requests ``grace`` seconds, then cancel them with a "shutting down" error."""
-        if self._tasks:
-            grace = self.shutdown_grace if grace is None else grace
-            _, pending = await asyncio.wait(set(self._tasks), timeout=grace)
-            self._shutting_down = True
-            if pending:
-                logger.warning(
-                    "%d request(s) still running after the %g s shutdown grace period: cancelled", len(pending), grace
-                )
-            for task in pending:
-                task.cancel()
-            if pending:
-                await asyncio.wait(pending, timeout=1.0)
+        await drain(self._tasks, self.shutdown_grace if grace is None else grace, self._stop)
+
+    def _stop(self) -> None:
+        self._shutting_down = True
 
     async def shutdown(self, grace: float | None = None) -> None:
         """End subscriptions gracefully, let in-flight requests finish, then close sessions.

@@ -222,11 +222,14 @@ def peel(annotation: Any) -> tuple[Any, JsonSchema]:
     for extra in extras:
         if not isinstance(extra, FieldInfo) or extra.metadata or not set(extra._attributes_set) <= _DESCRIPTIVE:
             return annotation, {}
-        for name in ("title", "description", "examples"):
-            value = getattr(extra, name)
-            if value is not None:
-                said[name] = value
+        said.update(_described(extra))
     return base, said
+
+
+def _described(field: FieldInfo) -> JsonSchema:
+    """What a ``Field`` says about its value: its title, description and examples."""
+    said = {"title": field.title, "description": field.description, "examples": field.examples}
+    return {name: value for name, value in said.items() if value is not None}
 
 
 # --- constrained primitives: no pydantic needed -------------------------------------------------
@@ -284,14 +287,7 @@ def primitive(annotation: Any) -> tuple[type, JsonSchema] | None:
         if isinstance(extra, FieldInfo):
             if not set(extra._attributes_set) <= _PLAIN_FIELD:
                 return None
-            said: list[tuple[str, Any]] = [
-                ("title", extra.title),
-                ("description", extra.description),
-                ("examples", extra.examples),
-            ]
-            for name, value in said:
-                if value is not None:
-                    updates[name] = value
+            updates.update(_described(extra))
             items = extra.metadata
         else:
             items = (extra,)

@@ -94,6 +94,7 @@ class Server:
         self.title = title
         self.website_url = website_url
         self.icons = icons
+        self._server_info: dict[str, dict[str, Any]] = {}
         self.lifespan = lifespan
         self.lifespan_state: Any = None
         """What ``lifespan`` yielded, while the server runs (``ctx.lifespan`` in handlers)."""
@@ -407,14 +408,18 @@ class Server:
             task.add_done_callback(self._background.discard)
 
     def server_info(self, version: str) -> dict[str, Any]:
-        return _compat.server_info(
-            version,
-            name=self.name,
-            version_string=self.version,
-            title=self.title,
-            website_url=self.website_url,
-            icons=self.icons,
-        )
+        """``serverInfo`` as ``version`` defines it; built once per version (every modern result carries it)."""
+        info = self._server_info.get(version)
+        if info is None:
+            info = self._server_info[version] = _compat.server_info(
+                version,
+                name=self.name,
+                version_string=self.version,
+                title=self.title,
+                website_url=self.website_url,
+                icons=self.icons,
+            )
+        return info
 
     # --- running ------------------------------------------------------------------------------
 

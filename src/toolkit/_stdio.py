@@ -21,7 +21,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from ._engine import Connection
+from ._engine import Connection, drain
 from ._jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -198,21 +198,12 @@ class StdioSession:
             if self.connection.inflight.get(request.id) is asyncio.current_task():
                 del self.connection.inflight[request.id]
 
+    def _stop(self) -> None:
+        self._stopping = True
+
     async def _drain(self) -> None:
         self.engine.close_listeners()
-        if self._tasks:
-            _, pending = await asyncio.wait(set(self._tasks), timeout=self.shutdown_grace)
-            self._stopping = True
-            if pending:
-                logger.warning(
-                    "%d request(s) still running after the %g s shutdown grace period: cancelled",
-                    len(pending),
-                    self.shutdown_grace,
-                )
-            for task in pending:
-                task.cancel()
-            if pending:
-                await asyncio.wait(pending, timeout=1.0)
+        await drain(self._tasks, self.shutdown_grace, self._stop)
         self.engine.forget(self.connection.session)
 
 
@@ -256,7 +247,7 @@ def _protocol_stdout() -> Any:
         os.close(private)
 
 
-async def _file_reader(fd: int) -> Callable[[int], Awaitable[bytes]]:
+def _file_reader(fd: int) -> Callable[[int], Awaitable[bytes]]:
     """Reads for stdin that is a regular file (epoll cannot watch those): a worker thread."""
     file = os.fdopen(os.dup(fd), "rb", buffering=0)
 
@@ -307,7 +298,7 @@ async def serve_stdio(
         session = StdioSession(server, write, max_message_bytes=max_message_bytes, shutdown_grace=shutdown_grace)
         stdin = sys.stdin.fileno()
         if stat.S_ISREG(os.fstat(stdin).st_mode):
-            await session.serve(await _file_reader(stdin), stop)
+            await session.serve(_file_reader(stdin), stop)
         else:
             await session.serve_pipe(stdin, stop)
 

@@ -322,9 +322,7 @@ class Tool:
         """Run the tool. Argument and tool failures come back as ``is_error`` outcomes."""
         size = await normalize_arguments(arguments, self.max_argument_depth) if arguments else 0
         if size < 0:
-            return CallOutcome.error(
-                f"Invalid arguments for tool {self.name!r}: nested deeper than {self.max_argument_depth} levels"
-            )
+            return self.too_deep()
         try:
             kwargs = self.bind(arguments or {}, size=size)
         except ArgumentsInvalid as exc:
@@ -357,6 +355,12 @@ class Tool:
         except _OutputInvalid as exc:
             logger.error("tool %r returned a result that violates its output schema: %s", self.name, exc)
             return CallOutcome.error(f"Tool {self.name!r} produced a result that does not match its output schema")
+
+    def too_deep(self) -> CallOutcome:
+        """The answer to arguments nested deeper than ``max_argument_depth``."""
+        return CallOutcome.error(
+            f"Invalid arguments for tool {self.name!r}: nested deeper than {self.max_argument_depth} levels"
+        )
 
     def outcome(self, value: Any) -> CallOutcome:
         """Turn the function's return value into a ``CallOutcome``."""
