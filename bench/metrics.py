@@ -82,8 +82,9 @@ class Cell:
 
 
 class Collector:
-    def __init__(self) -> None:
+    def __init__(self, baseline: str | None = None) -> None:
         self.cells: dict[str, dict[str, Cell]] = {m.key: {} for m in METRICS}
+        self.baseline = baseline  # the column of toolkit at an earlier commit (--baseline), if any
         self.errors: list[dict[str, Any]] = []
 
     def cell(self, key: str, framework: str) -> Cell:
@@ -114,7 +115,7 @@ class Collector:
         )
 
     def summary(self, key: str) -> dict[str, Any]:
-        """Medians, best anchor, ratio toolkit/best anchor and the target verdict for ``key``."""
+        """Medians, best anchor, ratio toolkit/best anchor, the target verdict, and ratio toolkit/baseline."""
         metric = METRICS_BY_KEY[key]
         cells = self.cells[key]
         medians = {fw: cell.median for fw, cell in cells.items()}
@@ -133,6 +134,8 @@ class Collector:
         target_met = None
         if ratio is not None and metric.target is not None:
             target_met = ratio <= metric.target
+        base = medians.get(self.baseline) if self.baseline is not None else None
+        ratio_baseline = toolkit / base if toolkit is not None and base else None
         return {
             "label": metric.label,
             "unit": metric.unit,
@@ -143,6 +146,8 @@ class Collector:
             "ratio_toolkit_best_anchor": ratio,
             "ratio_toolkit_anchor": ratios,
             "target_met": target_met,
+            "baseline": self.baseline,
+            "ratio_toolkit_baseline": ratio_baseline,
             "frameworks": {
                 fw: {
                     "samples": cell.samples,

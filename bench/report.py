@@ -10,9 +10,10 @@ from dataclasses import asdict
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from bench.metrics import ANCHORS, FRAMEWORKS, METRICS, Collector
+from bench.metrics import ANCHORS, METRICS, Collector
 
 if TYPE_CHECKING:
+    from bench.baseline import Baseline
     from bench.run import Framework, Settings
 
 
@@ -71,11 +72,13 @@ def build(
     scenarios: set[str],
     source_start: str,
     source_end: str,
+    baseline: "Baseline | None" = None,
 ) -> dict[str, Any]:
     machine = {**machine, "loadavg_end": os.getloadavg()}
     return {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "toolkit_source": {"start": source_start, "end": source_end},
+        "baseline": baseline.as_json() if baseline is not None else None,
         "duration_s": round(time.time() - started, 1),
         "machine": machine,
         "settings": asdict(settings),
@@ -87,6 +90,9 @@ def build(
                 "version": fw.version,
                 "python": str(fw.python),
                 "python_version": fw.python_version,
+                "kind": fw.kind,
+                "module_file": fw.module_file,
+                "pythonpath": str(fw.pythonpath) if fw.pythonpath is not None else None,
             }
             for fw in frameworks
         },
@@ -107,10 +113,19 @@ def _ratio(ratio: float) -> str:
     return f"{ratio:.2f}"
 
 
+def _change(ratio: float) -> str:
+    # Before/after ratios sit near 1, where "0.970 = 1/1.0" says less than the change in percent.
+    change = round((ratio - 1) * 100, 1) + 0.0  # + 0.0: no "-0.0%"
+    return f"{ratio:.3f} ({change:+.1f}%)"
+
+
 def table(results: dict[str, Any]) -> str:
-    """Medians per framework, toolkit/best-anchor ratio and the verdict against each target."""
-    frameworks = [fw for fw in FRAMEWORKS if fw in results["frameworks"]]
-    header = ["metric", "unit", *frameworks, "toolkit/best anchor", "target"]
+    """Medians per framework, toolkit/best-anchor ratio, the verdict against each target, and
+    toolkit/baseline when the run has a baseline column."""
+    frameworks = list(results["frameworks"])  # run order; the baseline comes right after toolkit
+    baseline = (results.get("baseline") or {}).get("column")
+    by_baseline = [f"toolkit/{baseline}"] if baseline else []
+    header = ["metric", "unit", *frameworks, "toolkit/best anchor", *by_baseline, "target"]
     rows: list[list[str]] = []
     for metric in METRICS:
         summary = results["metrics"].get(metric.key)
@@ -132,6 +147,9 @@ def table(results: dict[str, Any]) -> str:
                 row.append(_value(summary["median"][fw], metric.unit))
         ratio = summary["ratio_toolkit_best_anchor"]
         row.append(f"{_ratio(ratio)} ({summary['best_anchor']})" if ratio is not None else "-")
+        if baseline:
+            ratio = summary.get("ratio_toolkit_baseline")
+            row.append(_change(ratio) if ratio is not None else "-")
         if metric.target is None:
             row.append("")
         else:
@@ -163,6 +181,15 @@ def table(results: dict[str, Any]) -> str:
             ""
             if results["toolkit_source"]["start"] == results["toolkit_source"]["end"]
             else f" -> {results['toolkit_source']['end']} (CHANGED DURING THE RUN: medians mix versions)"
+        ),
+        *(
+            [
+                f"baseline: {baseline} = toolkit at {results['baseline']['sha']} ({results['baseline']['ref']}: "
+                f"{results['baseline']['subject'][:60]}); ratio toolkit/{baseline} < 1 = lower now "
+                "(better, except calls/s)"
+            ]
+            if baseline
+            else []
         ),
         "",
         line(header),

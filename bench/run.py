@@ -3,9 +3,12 @@
 Usually run through ``scripts/bench``, which prepares the anchors' venv first. Directly::
 
     python -m bench.run [--quick] [--rounds N] [--only toolkit,mcp] [--scenarios calls,list500,...]
+    python -m bench.run --baseline HEAD~3 --only toolkit,base   # before/after: toolkit at HEAD~3
 
 Every scenario runs for every framework in turn, round by round (round 1: toolkit, mcp,
-fastmcp; round 2: ...), and the table reports the median over rounds.
+fastmcp; round 2: ...), and the table reports the median over rounds. With ``--baseline REF``,
+toolkit as of REF is one more column (``toolkit@<short sha>``, right after toolkit), interleaved
+the same way, and the table adds the ratio toolkit / toolkit@<short sha>.
 """
 
 import argparse
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import procs, report
+from bench.baseline import ALIASES, Baseline, BaselineError, compile_sources, prepare
 from bench.driver import Era, HttpTransport, Session, StdioTransport, Unsupported
 from bench.metrics import ERAS, FRAMEWORKS, Collector
 
@@ -41,16 +45,28 @@ DISTRIBUTIONS = {"toolkit": "toolkit", "mcp": "mcp", "fastmcp": "fastmcp"}
 
 @dataclass
 class Framework:
-    name: str
+    name: str  # the column: toolkit, mcp, fastmcp, or toolkit@<short sha> for the baseline
     python: Path
+    kind: str  # whose server, import and register code it runs: toolkit, mcp or fastmcp
+    # Where `import toolkit` must resolve (checked by the probe), when a comparison depends on it.
+    src: Path | None = None
+    # The servers' PYTHONPATH (server_env clears any inherited one), ahead of site-packages: how
+    # the baseline column swaps in the old package while keeping the .venv's interpreter and deps.
+    pythonpath: Path | None = None
     available: bool = True
     reason: str = ""
     version: str = ""
     python_version: str = ""
+    module_file: str = ""  # the imported package's __file__, as the probe saw it
 
     @property
     def server(self) -> Path:
-        return SERVERS / f"{self.name}_server.py"
+        return SERVERS / f"{self.kind}_server.py"
+
+    def environ(self, base: dict[str, str]) -> dict[str, str]:
+        if self.pythonpath is None:
+            return base
+        return {**base, "PYTHONPATH": str(self.pythonpath)}
 
 
 @dataclass(frozen=True)
@@ -96,12 +112,15 @@ def percentile(sorted_values: list[float], q: float) -> float:
 
 
 class Bench:
-    def __init__(self, settings: Settings, frameworks: list[Framework], log_dir: Path) -> None:
+    def __init__(
+        self, settings: Settings, frameworks: list[Framework], log_dir: Path, baseline: str | None = None
+    ) -> None:
         self.s = settings
         self.frameworks = frameworks
         self.log_dir = log_dir
-        self.collector = Collector()
-        self.env = server_env()
+        self.collector = Collector(baseline)
+        base_env = server_env()
+        self.envs = {fw.name: fw.environ(base_env) for fw in frameworks}
         self.round = 0
 
     # --- helpers ------------------------------------------------------------------------------
@@ -111,7 +130,7 @@ class Bench:
 
     async def _spawn_stdio(self, fw: Framework, workload: str, what: str) -> tuple[asyncio.subprocess.Process, float]:
         argv = [str(fw.python), str(fw.server), "--workload", workload, "--transport", "stdio"]
-        return await procs.start(argv, self.env, self._log(fw, what), stdio=True)
+        return await procs.start(argv, self.envs[fw.name], self._log(fw, what), stdio=True)
 
     async def _batch(
         self, fw: Framework, prefix: str, pid: int, sessions: list[Session], calls: int, warmup: int
@@ -154,18 +173,18 @@ class Bench:
     # --- scenarios ----------------------------------------------------------------------------
 
     async def imports(self, fw: Framework) -> None:
-        code = f"import time; t = time.perf_counter(); {IMPORTS[fw.name]}; print(time.perf_counter() - t)"
+        code = f"import time; t = time.perf_counter(); {IMPORTS[fw.kind]}; print(time.perf_counter() - t)"
 
         async def body() -> None:
             for _ in range(self.s.import_runs):
-                out = await _run([str(fw.python), "-c", code], self.env, 120.0)
+                out = await _run([str(fw.python), "-c", code], self.envs[fw.name], 120.0)
                 self.collector.add("import_ms", fw.name, float(out.strip().splitlines()[-1]) * 1e3)
 
         await self._guard(fw, ["import_ms"], body)
 
     async def register(self, fw: Framework) -> None:
         async def body() -> None:
-            out = await _run([str(fw.python), str(SERVERS / "register.py"), fw.name], self.env, 600.0)
+            out = await _run([str(fw.python), str(SERVERS / "register.py"), fw.kind], self.envs[fw.name], 600.0)
             data = json.loads(out.strip().splitlines()[-1])
             if data.get("tools") != 500:
                 raise RuntimeError(f"register.py registered {data.get('tools')} tools")
@@ -211,7 +230,7 @@ class Bench:
 
         async def start() -> None:
             nonlocal process
-            process, _ = await procs.start(argv, self.env, self._log(fw, "http"), stdio=False)
+            process, _ = await procs.start(argv, self.envs[fw.name], self._log(fw, "http"), stdio=False)
             await procs.wait_for_port(process, port, self.s.start_timeout)
 
         try:
@@ -337,25 +356,34 @@ async def _run(argv: list[str], env: dict[str, str], timeout: float) -> str:
 
 
 async def _probe(fw: Framework, env: dict[str, str]) -> None:
-    """Is the framework importable, and which versions are in play?"""
+    """Is the framework importable, from where it should be, and which versions are in play?"""
     if not fw.python.exists():
         fw.available, fw.reason = False, f"{fw.python} does not exist"
         return
+    # The baseline imports its package from PYTHONPATH, but the .venv's installed metadata is the
+    # current tree's: only the module's own __version__ describes the code actually imported.
+    version = f"m.version({DISTRIBUTIONS[fw.kind]!r})" if fw.pythonpath is None else "getattr(mod, '__version__', '?')"
     code = (
         "import sys, importlib.metadata as m\n"
-        f"{IMPORTS[fw.name]}\n"
+        f"{IMPORTS[fw.kind]}\n"
+        f"mod = sys.modules[{fw.kind!r}]\n"
         "try:\n"
-        f"    v = m.version({DISTRIBUTIONS[fw.name]!r})\n"
+        f"    v = {version}\n"
         "except m.PackageNotFoundError:\n"
-        f"    v = getattr(sys.modules[{fw.name!r}], '__version__', '?')\n"
-        "print(v); print(sys.version.split()[0])\n"
+        "    v = getattr(mod, '__version__', '?')\n"
+        "print(v); print(sys.version.split()[0]); print(getattr(mod, '__file__', None) or '?')\n"
     )
     try:
         out = await _run([str(fw.python), "-c", code], env, 120.0)
     except Exception as exc:
         fw.available, fw.reason = False, str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
         return
-    fw.version, fw.python_version = out.split()[:2]
+    fw.version, fw.python_version, fw.module_file = out.splitlines()[-3:]
+    # A column named after a commit must run that commit's code: a stray PYTHONPATH, a
+    # non-editable install in the .venv or a missing src/ would silently compare a tree to itself.
+    if fw.src is not None and not Path(fw.module_file).resolve().is_relative_to(fw.src.resolve()):
+        fw.available = False
+        fw.reason = f"import {fw.kind} resolves to {fw.module_file}, not under {fw.src}"
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -363,7 +391,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="smoke run: 1 round, small counts")
     parser.add_argument("--rounds", type=int, help="rounds (default 5, --quick 1)")
     parser.add_argument("--calls", type=int, help="measured tools/call per batch (default 2000, --quick 100)")
-    parser.add_argument("--only", help=f"comma-separated frameworks to run (default: {','.join(FRAMEWORKS)})")
+    parser.add_argument(
+        "--only",
+        help=f"comma-separated frameworks to run (default: {','.join(FRAMEWORKS)}, and base with --baseline); "
+        "'base' (or 'baseline') names the --baseline column",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="REF",
+        help="also run toolkit as of git commit-ish REF (worktree in .bench/baseline-<sha>), "
+        "as column toolkit@<short sha>, with the ratio toolkit / baseline",
+    )
     parser.add_argument(
         "--scenarios",
         default="import,register,calls,list500,rss",
@@ -375,26 +413,62 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 async def main_async(args: argparse.Namespace) -> int:
     settings = Settings.from_args(args)
-    names = args.only.split(",") if args.only else list(FRAMEWORKS)
-    unknown = set(names) - set(FRAMEWORKS)
+    names = set(args.only.split(",")) if args.only else {*FRAMEWORKS, *(ALIASES[:1] if args.baseline else ())}
+    unknown = names - set(FRAMEWORKS) - set(ALIASES)
     if unknown:
         print(f"unknown framework(s): {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
+    want_base = bool(names & set(ALIASES))
+    if want_base != bool(args.baseline):
+        # Either way round the user asked for something the run would not do: say so, not guess.
+        problem = "--only names the baseline but no --baseline REF was given"
+        if args.baseline:
+            problem = f"--baseline was given but --only does not list it (add '{ALIASES[0]}')"
+        print(problem, file=sys.stderr)
+        return 2
     selected = set(args.scenarios.split(","))
-    frameworks = [Framework(n, TOOLKIT_PYTHON if n == "toolkit" else ANCHORS_PYTHON) for n in names]
+
+    baseline: Baseline | None = None
+    if args.baseline:
+        try:
+            baseline = prepare(ROOT, args.baseline)
+        except BaselineError as exc:
+            print(f"baseline: {exc}", file=sys.stderr)
+            return 2
+        print(f"baseline {baseline.column}: {baseline.sha} {baseline.subject[:70]!r} ({baseline.worktree})")
+
+    frameworks: list[Framework] = []
+    for name in FRAMEWORKS:
+        if name in names:
+            python = TOOLKIT_PYTHON if name == "toolkit" else ANCHORS_PYTHON
+            # In a before/after run the "after" column must really be this tree's src/ too.
+            src = ROOT / "src" if name == "toolkit" and baseline is not None else None
+            frameworks.append(Framework(name, python, kind=name, src=src))
+        if name == "toolkit" and baseline is not None:
+            # Right after toolkit: the two columns to compare sit side by side in the table.
+            frameworks.append(
+                Framework(baseline.column, TOOLKIT_PYTHON, kind="toolkit", src=baseline.src, pythonpath=baseline.src)
+            )
+    if baseline is not None and TOOLKIT_PYTHON.exists():
+        compile_sources(TOOLKIT_PYTHON, *(fw.src for fw in frameworks if fw.kind == "toolkit" and fw.src))
     env = server_env()
-    await asyncio.gather(*(_probe(fw, env) for fw in frameworks))
+    await asyncio.gather(*(_probe(fw, fw.environ(env)) for fw in frameworks))
+    width = max(len(fw.name) for fw in frameworks)
     for fw in frameworks:
         state = f"{fw.version} (Python {fw.python_version})" if fw.available else f"UNAVAILABLE: {fw.reason}"
-        print(f"{fw.name:8} {state}", flush=True)
+        where = f" from {fw.module_file}" if fw.available and fw.src is not None else ""
+        print(f"{fw.name:{width}} {state}{where}", flush=True)
     if not any(fw.available for fw in frameworks):
         print("no framework available", file=sys.stderr)
+        return 2
+    if baseline is not None and not all(fw.available for fw in frameworks if fw.kind == "toolkit"):
+        print("a before/after run needs every toolkit column it was asked for (see above)", file=sys.stderr)
         return 2
 
     started = time.time()
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(started))
     log_dir = args.out / "logs" / stamp
-    bench = Bench(settings, frameworks, log_dir)
+    bench = Bench(settings, frameworks, log_dir, baseline.column if baseline is not None else None)
     machine = report.machine_info()
     source_start = report.toolkit_source(str(ROOT))
     try:
@@ -402,7 +476,7 @@ async def main_async(args: argparse.Namespace) -> int:
     finally:
         source_end = report.toolkit_source(str(ROOT))
         results = report.build(
-            bench.collector, frameworks, settings, machine, started, selected, source_start, source_end
+            bench.collector, frameworks, settings, machine, started, selected, source_start, source_end, baseline
         )
         args.out.mkdir(parents=True, exist_ok=True)
         text = json.dumps(results, indent=1, default=str)

@@ -3,7 +3,8 @@
 A smoke run for correctness only: every request of every scenario must get the right answer
 (the driver checks each one, and exits 1 otherwise) and every metric must get a value. No
 timing is asserted here; performance is read from a full ``scripts/bench`` run, side by side
-with the anchors (docs/performance.md).
+with the anchors (docs/performance.md). The same holds for a before/after run against the
+repository's own ``HEAD`` (``--baseline HEAD --only toolkit,base``).
 """
 
 from __future__ import annotations
@@ -35,5 +36,48 @@ def test_the_benchmark_runs_clean_in_quick_mode(tmp_path: Path) -> None:
         if not isinstance(metric["median"].get("toolkit"), int | float) or metric["median"]["toolkit"] <= 0
     ]
     assert missing == [], f"metrics without a toolkit figure: {missing}"
+    for metric in results["metrics"].values():
+        assert metric["label"] in run.stdout, "every metric is a row of the printed table"
+
+
+def test_the_benchmark_compares_toolkit_with_a_baseline_commit(tmp_path: Path) -> None:
+    # HEAD always exists; its worktree (.bench/baseline-<sha>, gitignored) is reused by later runs.
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], check=True, capture_output=True, text=True, cwd=REPO
+    ).stdout.strip()
+    command = ["--quick", "--baseline", "HEAD", "--only", "toolkit,base", "--out", str(tmp_path)]
+    run = subprocess.run(
+        [str(REPO / "scripts" / "bench"), *command],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=150,
+        cwd=REPO,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    results = json.loads((tmp_path / "latest.json").read_text())
+    assert results["errors"] == []
+    baseline = results["baseline"]
+    assert baseline["sha"] == head
+    column = baseline["column"]
+    assert column == f"toolkit@{baseline['short']}"
+    assert list(results["frameworks"]) == ["toolkit", column], "the baseline sits next to toolkit, no anchors"
+    base_info = results["frameworks"][column]
+    assert base_info["available"] is True
+    # The baseline column imported toolkit from the worktree, not from ./src.
+    assert Path(base_info["module_file"]).resolve().is_relative_to(REPO / ".bench" / f"baseline-{head}" / "src")
+    assert Path(results["frameworks"]["toolkit"]["module_file"]).resolve().is_relative_to(REPO / "src")
+    assert len(results["metrics"]) >= 30
+    missing = [
+        (metric["label"], fw)
+        for metric in results["metrics"].values()
+        for fw in ("toolkit", column)
+        if not isinstance(metric["median"].get(fw), int | float) or metric["median"][fw] <= 0
+    ]
+    assert missing == [], f"metrics without a figure: {missing}"
+    no_ratio = [m["label"] for m in results["metrics"].values() if not m["ratio_toolkit_baseline"]]
+    assert no_ratio == [], f"metrics without a toolkit/baseline ratio: {no_ratio}"
+    header = next(line for line in run.stdout.splitlines() if line.startswith("metric "))
+    assert f"toolkit/{column}" in header, "the table has the ratio column"
     for metric in results["metrics"].values():
         assert metric["label"] in run.stdout, "every metric is a row of the printed table"
