@@ -23,7 +23,8 @@ import pytest
 from pydantic import AliasChoices, AwareDatetime, BaseModel, ConfigDict, Field, NaiveDatetime, computed_field
 from typing_extensions import TypedDict
 
-from toolkit import _corejson, _schema
+from toolkit._schema import corejson as _corejson
+from toolkit._schema import hints as _schema
 
 ROOT = Path(__file__).parent.parent
 T = TypeVar("T")

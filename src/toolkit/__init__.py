@@ -19,7 +19,7 @@ from ._errors import (
 from ._events import EventStore
 from ._prompts import Message, Prompt
 from ._resources import Resource, ResourceContents, ResourceTemplate
-from ._schema import Header
+from ._schema.hints import Header
 from ._server import Server
 from ._tools import Tool
 from ._versions import KNOWN_VERSIONS, LATEST_VERSION, LEGACY_VERSIONS, MODERN_VERSIONS

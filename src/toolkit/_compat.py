@@ -22,14 +22,21 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pydantic_core
 
-from . import _schema
+from ._content import NO_STRUCTURED, CallOutcome, ContentBlock
+from ._errors import (
+    INVALID_PARAMS,
+    MISSING_CAPABILITY,
+    RESOURCE_NOT_FOUND,
+    McpError,
+    ToolError,
+)
+from ._schema import hints, unions
+from ._types import SERVER_INFO_KEY
 from ._versions import STRUCTURED_OUTPUT_SINCE, at_least, is_modern
 
 if TYPE_CHECKING:
-    from ._content import ContentBlock
-    from ._tools import CallOutcome, Tool
+    from ._tools import Tool
 
-SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
 RESULT_KEY: Final = "result"
 
 # Content block types by the first version that has them.
@@ -93,11 +100,16 @@ def wrap_schema(natural: dict[str, Any]) -> dict[str, Any]:
         if key in natural:
             wrapper[key] = natural[key]
     wrapper["type"] = "object"
-    wrapper["properties"] = {RESULT_KEY: _schema.walk_refs(inner, _rewrite_into_result) if rewrite else inner}
+    wrapper["properties"] = {RESULT_KEY: hints.walk_refs(inner, _rewrite_into_result) if rewrite else inner}
     wrapper["required"] = [RESULT_KEY]
     if "$defs" in natural:
         defs = natural["$defs"]
-        wrapper["$defs"] = _schema.walk_refs(defs, _rewrite_into_result) if rewrite else defs
+        # Walked one definition at a time: a definition's name ("default", say) is not a keyword.
+        wrapper["$defs"] = (
+            {name: hints.walk_refs(definition, _rewrite_into_result) for name, definition in defs.items()}
+            if rewrite
+            else defs
+        )
     return wrapper
 
 
@@ -116,8 +128,8 @@ def _legacy_properties(schema: dict[str, Any]) -> dict[str, Any]:
 def legacy_output_schema(natural: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """The output schema a 2025-06-18/2025-11-25 client gets, and whether values are wrapped."""
     defs = natural.get("$defs", {})
-    if _schema.is_object_schema(natural, defs):
-        shaped = _schema.inline_root_ref(natural)
+    if unions.is_object_schema(natural, defs):
+        shaped = hints.inline_root_ref(natural)
         if shaped.get("type") != "object":
             shaped = {"type": "object", **{key: value for key, value in shaped.items() if key != "type"}}
         return _legacy_properties(shaped), False
@@ -156,12 +168,26 @@ def listing(kind: str, entry: dict[str, Any], version: str) -> dict[str, Any]:
     return entry
 
 
-def shape_for(tool: Tool, version: str) -> ToolShape:
-    """``tool_shape``, computed once per tool and version."""
-    shape = tool.shapes.get(version)
-    if shape is None:
-        shape = tool.shapes[version] = tool_shape(tool, version)
-    return shape
+class ToolShapes:
+    """``tool_shape`` computed once per tool and version (a tool never changes once registered)."""
+
+    __slots__ = ("_shapes",)
+
+    def __init__(self) -> None:
+        self._shapes: dict[Tool, dict[str, ToolShape]] = {}
+
+    def get(self, tool: Tool, version: str) -> ToolShape:
+        per_version = self._shapes.get(tool)
+        if per_version is None:
+            per_version = self._shapes[tool] = {}
+        shape = per_version.get(version)
+        if shape is None:
+            shape = per_version[version] = tool_shape(tool, version)
+        return shape
+
+    def clear(self) -> None:
+        """Forget every shape (a tool was removed: do not keep it alive)."""
+        self._shapes.clear()
 
 
 def tool_shape(tool: Tool, version: str) -> ToolShape:
@@ -217,8 +243,6 @@ def json_text(value: Any) -> str:
 
 def call_result(outcome: CallOutcome, shape: ToolShape | None, version: str) -> dict[str, Any]:
     """The ``CallToolResult`` a client of ``version`` receives for ``outcome``."""
-    from ._tools import NO_STRUCTURED
-
     has_structured = outcome.structured is not NO_STRUCTURED
     if outcome.content is not None:
         content = content_blocks(outcome.content, version)
@@ -279,6 +303,29 @@ def server_info(
     return info
 
 
-def resource_not_found(version: str) -> tuple[int, str]:
-    """The error for an unknown resource URI: -32002 before 2026-07-28, -32602 since."""
-    return (-32602, "Resource not found") if is_modern(version) else (-32002, "Resource not found")
+# --- errors whose code or wording depends on the era ----------------------------------------
+
+
+def resource_not_found(uri: str, version: str) -> McpError:
+    """An unknown resource URI: -32002 before 2026-07-28, -32602 since (2026-07-28 server/resources)."""
+    code = INVALID_PARAMS if is_modern(version) else RESOURCE_NOT_FOUND
+    return McpError(code, f"Resource not found: {uri}", {"uri": uri})
+
+
+def missing_capability(capability: str, version: str) -> Exception:
+    """A handler needs a client capability the client did not declare.
+
+    Modern: the request fails with -32021 and HTTP 400 (2026-07-28 basic/index, "Error Codes").
+    Legacy: there is no such error; the tool fails with an ``isError`` result saying why.
+    """
+    if is_modern(version):
+        return McpError(
+            MISSING_CAPABILITY,
+            f"This request needs the client capability {capability!r}, which the request's "
+            "_meta clientCapabilities does not declare",
+            {"requiredCapabilities": {capability: {}}},
+            http_status=400,
+        )
+    return ToolError(
+        f"This tool needs the client capability {capability!r}, which the client did not declare at initialize"
+    )

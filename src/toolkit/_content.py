@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import mimetypes
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -247,3 +248,25 @@ def to_blocks(value: str | ContentBlock | Sequence[str | ContentBlock]) -> list[
         else:
             raise TypeError(f"a content list may hold only str and content blocks, not {type(item).__name__}")
     return blocks
+
+
+NO_STRUCTURED: Final = object()
+"""``CallOutcome.structured`` when the result has no structured content."""
+
+
+@dataclass(slots=True)
+class CallOutcome:
+    """A tool call's result before any protocol version shapes it.
+
+    ``content`` is ``None`` when the tool gave no blocks of its own: the compatibility
+    layer then sends one text block with the JSON of ``structured``.
+    """
+
+    content: list[ContentBlock] | None
+    structured: Any = NO_STRUCTURED
+    is_error: bool = False
+    meta: dict[str, Any] | None = None
+
+    @classmethod
+    def error(cls, message: str) -> CallOutcome:
+        return cls([Text(message)], is_error=True)

@@ -16,7 +16,7 @@ input schema). The same code works in both protocol eras:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
@@ -24,16 +24,28 @@ import pydantic
 from pydantic import BaseModel
 
 from . import _compat
-from ._errors import ToolError
-from ._mrtr import InputRequired
-from ._session import LOG_RANK, ClientRequestError, RequestScope
+from ._errors import ClientRequestError, InputRequired, ToolError
+from ._schema.elicitation import elicitation_schema
+from ._scope import RequestScope
+from ._settings import Settings
+from ._types import LOG_RANK, LogLevel
 
 if TYPE_CHECKING:
     from ._server import Server
 
 T = TypeVar("T")
 ModelT = TypeVar("ModelT", bound=BaseModel)
-LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    """What a ``Context`` reaches beyond its own request; the engine hands the same one to every call."""
+
+    settings: Settings
+    server: Any
+    """The ``Server`` facade, for ``ctx.server`` (held, never called, below the facade)."""
+    lifespan_state: Callable[[], Any]
+    read_resource: Callable[[str, RequestScope], Awaitable[list[dict[str, Any]]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,9 +88,9 @@ class Root:
 class Context:
     """Per-request access to logging, progress, client input, resources and server state."""
 
-    def __init__(self, scope: RequestScope, server: Server) -> None:
+    def __init__(self, scope: RequestScope, services: Services) -> None:
         self._scope = scope
-        self._server = server
+        self._services = services
         self._last_progress: float | None = None
         self._sequence = 0
 
@@ -125,12 +137,13 @@ class Context:
 
     @property
     def server(self) -> Server:
-        return self._server
+        server: Server = self._services.server
+        return server
 
     @property
     def lifespan(self) -> Any:
         """What the server's lifespan context manager yielded (``None`` without one)."""
-        return self._server.lifespan_state
+        return self._services.lifespan_state()
 
     # --- logging and progress -----------------------------------------------------------------
 
@@ -198,7 +211,7 @@ class Context:
 
     async def read_resource(self, uri: str) -> list[dict[str, Any]]:
         """Read one of this server's resources; the contents as they would go on the wire."""
-        return await self._server._read_resource_contents(uri, self._scope)
+        return await self._services.read_resource(uri, self._scope)
 
     # --- input from the client ----------------------------------------------------------------
 
@@ -227,7 +240,8 @@ class Context:
             raise InputRequired(input_key)
         assert scope.session is not None
         try:
-            return await scope.session.request(method, params, scope.send, self._server.client_request_timeout)
+            timeout = self._services.settings.client_request_timeout
+            return await scope.session.request(method, params, scope.send, timeout)
         except ClientRequestError as exc:
             raise ToolError(f"{method} failed: {exc}") from None
 
@@ -248,8 +262,6 @@ class Context:
         JSON Schema dict of a flat object with primitive properties. ``key`` names the
         question in the modern era's ``inputRequests`` (default: generated in call order).
         """
-        from ._elicitation import elicitation_schema
-
         model = schema if isinstance(schema, type) and issubclass(schema, BaseModel) else None
         requested = elicitation_schema(schema)
         params = {"mode": "form", "message": message, "requestedSchema": requested}

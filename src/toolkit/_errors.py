@@ -1,8 +1,28 @@
-"""toolkit's exceptions: one small hierarchy, each named for what went wrong."""
+"""toolkit's exceptions and JSON-RPC error codes: one small hierarchy, each named for what went wrong.
+
+The public ones (re-exported from ``toolkit``) are what users raise or catch; the private ones
+carry a failure between two layers of toolkit and never reach a user as such.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
+
+# --- JSON-RPC error codes (JSON-RPC 2.0 §5.1; MCP 2026-07-28 basic/index, "Error Codes") -----------
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+RESOURCE_NOT_FOUND: Final = -32002
+"""Legacy versions' code for an unknown resource URI; 2026-07-28 uses INVALID_PARAMS."""
+HEADER_MISMATCH: Final = -32020
+MISSING_CAPABILITY: Final = -32021
+UNSUPPORTED_VERSION: Final = -32022
+
+
+# --- public --------------------------------------------------------------------------------------
 
 
 class ToolkitError(Exception):
@@ -59,8 +79,56 @@ class McpError(ToolkitError):
         self.data = data
         self.http_status = http_status
 
-    def to_error(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
+
+class AppNotFound(ToolkitError):
+    """``toolkit run APP``: APP names no file, module, attribute or server (the message says which)."""
+
+
+class ClientError(ToolkitError):
+    """``toolkit.testing.Client``: the server answered with a JSON-RPC error; ``error`` is its ``error`` object."""
+
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(f"{error.get('code')}: {error.get('message')}")
+        self.error = error
+        self.code = error.get("code")
+
+
+class ElicitationSchemaError(ToolkitError, TypeError):
+    """``ctx.elicit(...)`` was given a schema elicitation cannot carry (flat objects of primitives only)."""
+
+
+# --- between toolkit's layers -------------------------------------------------------------------
+
+
+class ArgumentsTooDeep(McpError):
+    """Arguments nested beyond the JSON parser's limit (a prompt's -32602; a tool's isError result)."""
+
+    def __init__(self) -> None:
+        problem = "is nested too deeply"
+        super().__init__(
+            INVALID_PARAMS, f'Invalid params: "arguments" {problem}', {"param": "arguments", "problem": problem}
+        )
+
+
+class InputRequired(BaseException):
+    """Raised inside a handler when it needs client input it does not have yet (2026-07-28).
+
+    A ``BaseException`` so that a tool's own ``except Exception`` does not swallow it.
+    Toolkit catches it and answers with ``resultType: "input_required"``.
+    """
+
+
+class ClientRequestError(Exception):
+    """The client answered a server-to-client request with an error, or not in time."""
+
+
+class ArgumentsInvalid(Exception):
+    """The arguments of a call fail validation; the message lists why."""
+
+
+class OutputInvalid(Exception):
+    """A tool's return value fails its output schema (a server bug, reported as ``isError``)."""
+
+
+class Unsupported(Exception):
+    """This core schema needs pydantic's own generator (the fast translator cannot do it)."""

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, get_args, get_origin
 
-from ._docstrings import Docstring, parse_docstring
 from ._errors import RegistrationError
+from ._schema.docstrings import Docstring, parse_docstring
 
 _EMPTY = inspect.Parameter.empty
 

@@ -13,16 +13,8 @@ from typing import Any, Final
 
 import pydantic_core
 
-PARSE_ERROR: Final = -32700
-INVALID_REQUEST: Final = -32600
-METHOD_NOT_FOUND: Final = -32601
-INVALID_PARAMS: Final = -32602
-INTERNAL_ERROR: Final = -32603
-HEADER_MISMATCH: Final = -32020
-MISSING_CAPABILITY: Final = -32021
-UNSUPPORTED_VERSION: Final = -32022
-
-RequestId = str | int
+from ._errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from ._types import RequestId
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +47,15 @@ class Invalid:
 
 
 Message = Request | Notification | Response | Invalid
+
+
+@dataclass(slots=True)
+class Reply:
+    """An encoded JSON-RPC response and the HTTP status the Streamable HTTP transport should use."""
+
+    body: bytes
+    status: int = 200
+    is_error: bool = False
 
 
 class Raw:
@@ -311,10 +312,3 @@ def encode_result(request_id: RequestId, result: dict[str, Any] | Raw) -> bytes:
     if isinstance(result, Raw):
         return b'{"jsonrpc":"2.0","id":' + pydantic_core.to_json(request_id) + b',"result":' + result.data + b"}"
     return pydantic_core.to_json({"jsonrpc": "2.0", "id": request_id, "result": result}, inf_nan_mode="null")
-
-
-def notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if params is not None:
-        message["params"] = params
-    return message

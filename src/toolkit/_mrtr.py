@@ -21,19 +21,10 @@ from typing import Any, Final
 
 import pydantic_core
 
-from ._errors import McpError
-from ._jsonrpc import INVALID_PARAMS
+from ._errors import INVALID_PARAMS, McpError
 
 STATE_SECRET_ENV: Final = "TOOLKIT_STATE_SECRET"
 STATE_FORMAT: Final = 1
-
-
-class InputRequired(BaseException):
-    """Raised inside a handler when it needs client input it does not have yet.
-
-    A ``BaseException`` so that a tool's own ``except Exception`` does not swallow it.
-    Toolkit catches it and answers with ``resultType: "input_required"``.
-    """
 
 
 def _b64(data: bytes) -> str:

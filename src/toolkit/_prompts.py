@@ -7,10 +7,10 @@ from typing import Any, Literal
 
 import pydantic
 
-from . import _schema
 from ._content import ContentBlock, Text
 from ._errors import PromptError
 from ._functions import FunctionInfo, inspect_function, invoke
+from ._schema import hints
 
 
 class Message:
@@ -106,7 +106,7 @@ class Prompt:
             if param.annotation in (str, Any):
                 kwargs[param.name] = raw
                 continue
-            adapter = _schema.adapter_for(param.annotation)
+            adapter = hints.adapter_for(param.annotation)
             try:
                 kwargs[param.name] = adapter.validate_python(raw)
             except pydantic.ValidationError as first:

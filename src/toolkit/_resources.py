@@ -15,9 +15,9 @@ from typing import Any, Final
 import pydantic
 import pydantic_core
 
-from . import _schema
 from ._errors import RegistrationError
 from ._functions import FunctionInfo, inspect_function, invoke
+from ._schema import hints
 
 _VARIABLE: Final = re.compile(r"\{([+#]?)([A-Za-z_][A-Za-z0-9_]*)(\*?)\}")
 
@@ -127,7 +127,7 @@ class _Readable:
 def _convert(annotation: Any, raw: str, name: str) -> Any:
     if annotation is str or annotation is Any:
         return raw
-    adapter = _schema.adapter_for(annotation)
+    adapter = hints.adapter_for(annotation)
     try:
         return adapter.validate_python(raw)
     except pydantic.ValidationError as first:

@@ -1,30 +1,58 @@
-"""``Server``: the registry of tools, resources and prompts, and the way to run it."""
+"""``Server``: the facade users write against — decorators that register, ``run`` and ``http_app``.
+
+It builds the pieces and wires them: a ``Registry`` of what was decorated, the ``Settings`` the
+constructor took, the ``Engine`` that reads both, and (when asked to run) a transport handed the
+engine, its limits and the callables it needs. Nothing below it imports it.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, Unpack, overload
 
-from . import _compat
-from ._completions import Completer, choices
+from ._completions import Completer
 from ._context import Context
 from ._engine import Engine
-from ._errors import McpError, RegistrationError, ResourceError, ToolError
-from ._jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
-from ._mrtr import InputRequired, StateSigner
+from ._errors import RegistrationError
+from ._mrtr import StateSigner
 from ._prompts import Prompt
+from ._registry import Registry
 from ._resources import Resource, ResourceTemplate
-from ._session import RequestScope
-from ._tools import Tool
+from ._settings import Settings
+from ._tools import Tool, ToolOptions
+from ._transports.stdio import run_stdio
 
 if TYPE_CHECKING:
     from ._events import EventStore
-    from ._http import McpApp
+    from ._transports.http.app import McpApp
 
+T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 Lifespan = Callable[["Server"], contextlib.AbstractAsyncContextManager[Any]]
+
+
+class _Setting(Generic[T]):
+    """A ``Server`` attribute kept in its ``Settings``, where the engine reads it on every request."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, server: None, owner: type) -> _Setting[T]: ...
+
+    @overload
+    def __get__(self, server: Server, owner: type | None = None) -> T: ...
+
+    def __get__(self, server: Server | None, owner: type | None = None) -> T | _Setting[T]:
+        if server is None:  # looked up on the class (help(), documentation tools)
+            return self
+        value: T = getattr(server.settings, self.name)
+        return value
+
+    def __set__(self, server: Server, value: T) -> None:
+        setattr(server.settings, self.name, value)
 
 
 class Server:
@@ -88,39 +116,50 @@ class Server:
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
-        self.name = name
-        self.version = version
-        self.instructions = instructions
-        self.title = title
-        self.website_url = website_url
-        self.icons = icons
-        self._server_info: dict[str, dict[str, Any]] = {}
+        self.settings = Settings(
+            name=name,
+            version=version,
+            instructions=instructions,
+            title=title,
+            website_url=website_url,
+            icons=icons,
+            mask_errors=mask_errors,
+            page_size=page_size,
+            list_ttl_ms=list_ttl_ms,
+            read_ttl_ms=read_ttl_ms,
+            read_cache_scope=read_cache_scope,
+            state_signer=StateSigner(state_secret, ttl_seconds=state_ttl_seconds),
+            client_request_timeout=client_request_timeout,
+            tool_timeout=tool_timeout,
+            max_concurrent_requests=max_concurrent_requests,
+            max_argument_depth=max_argument_depth,
+        )
         self.lifespan = lifespan
         self.lifespan_state: Any = None
         """What ``lifespan`` yielded, while the server runs (``ctx.lifespan`` in handlers)."""
-        self.mask_errors = mask_errors
-        self.page_size = page_size
-        self.list_ttl_ms = list_ttl_ms
-        self.read_ttl_ms = read_ttl_ms
-        self.read_cache_scope = read_cache_scope
-        self.state_signer = StateSigner(state_secret, ttl_seconds=state_ttl_seconds)
-        self.client_request_timeout = client_request_timeout
-        self.tool_timeout = tool_timeout
         self.event_store = event_store
-        self.max_concurrent_requests = max_concurrent_requests
-        self.max_argument_depth = max_argument_depth
-        self._tools: dict[str, Tool] = {}
-        self._resources: dict[str, Resource] = {}
-        self._templates: dict[str, ResourceTemplate] = {}
-        self._prompts: dict[str, Prompt] = {}
-        self._completers: dict[tuple[str, str, str], Completer] = {}
-        self._generation = {"tools": 0, "resources": 0, "templates": 0, "prompts": 0}
-        self._background: set[asyncio.Task[Any]] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self.engine = Engine(self)
+        self.registry = Registry()
+        self.engine = Engine(self.registry, self.settings, owner=self, lifespan_state=lambda: self.lifespan_state)
+
+    name: _Setting[str] = _Setting()
+    version: _Setting[str] = _Setting()
+    instructions: _Setting[str | None] = _Setting()
+    title: _Setting[str | None] = _Setting()
+    website_url: _Setting[str | None] = _Setting()
+    icons: _Setting[list[dict[str, Any]] | None] = _Setting()
+    mask_errors: _Setting[bool] = _Setting()
+    page_size: _Setting[int] = _Setting()
+    list_ttl_ms: _Setting[int] = _Setting()
+    read_ttl_ms: _Setting[int] = _Setting()
+    read_cache_scope: _Setting[Literal["public", "private"]] = _Setting()
+    state_signer: _Setting[StateSigner] = _Setting()
+    client_request_timeout: _Setting[float] = _Setting()
+    tool_timeout: _Setting[float | None] = _Setting()
+    max_concurrent_requests: _Setting[int] = _Setting()
+    max_argument_depth: _Setting[int] = _Setting()
 
     def __repr__(self) -> str:
-        return f"Server({self.name!r}, tools={len(self._tools)})"
+        return f"Server({self.name!r}, tools={len(self.registry.tools)})"
 
     # --- tools --------------------------------------------------------------------------------
 
@@ -128,25 +167,9 @@ class Server:
     def tool(self, fn: F, /) -> F: ...
 
     @overload
-    def tool(
-        self,
-        fn: None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        icons: list[dict[str, Any]] | None = None,
-        input_schema: Mapping[str, Any] | None = None,
-        output_schema: Mapping[str, Any] | None = None,
-        structured_output: bool | None = None,
-        root_param: str | None = None,
-        timeout: float | None = None,
-    ) -> Callable[[F], F]: ...
+    def tool(self, fn: None = None, /, **options: Unpack[ToolOptions]) -> Callable[[F], F]: ...
 
-    def tool(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+    def tool(self, fn: Callable[..., Any] | None = None, /, **options: Unpack[ToolOptions]) -> Any:
         """Register a function as a tool; usable bare (``@server.tool``) or with options.
 
         Args:
@@ -175,7 +198,7 @@ class Server:
 
         return decorator
 
-    def add_tool(self, fn: Callable[..., Any], **options: Any) -> Tool:
+    def add_tool(self, fn: Callable[..., Any], **options: Unpack[ToolOptions]) -> Tool:
         """Register ``fn`` as a tool (the non-decorator form of ``@server.tool``)."""
         options.setdefault("timeout", self.tool_timeout)
         tool = Tool(
@@ -185,24 +208,16 @@ class Server:
             max_argument_depth=self.max_argument_depth,
             **options,
         )
-        if tool.name in self._tools:
-            raise RegistrationError(
-                f"a tool named {tool.name!r} is already registered; pass name=... to register another"
-            )
-        self._tools[tool.name] = tool
-        self._changed("tools")
-        return tool
+        return self.registry.add_tool(tool)
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool; connected clients are told the list changed."""
-        if self._tools.pop(name, None) is None:
-            raise KeyError(f"no tool named {name!r}")
-        self._changed("tools")
+        self.registry.remove_tool(name)
 
     @property
     def tools(self) -> Mapping[str, Tool]:
         """The registered tools by name, in registration order."""
-        return dict(self._tools)
+        return dict(self.registry.tools)
 
     # --- resources ----------------------------------------------------------------------------
 
@@ -240,63 +255,20 @@ class Server:
 
         def decorator(function: F) -> F:
             if "{" in uri:
-                if uri in self._templates:
-                    raise RegistrationError(f"a resource template {uri!r} is already registered")
-                self._templates[uri] = ResourceTemplate(uri, function, **options)
-                self._changed("templates")
+                self.registry.add_template(ResourceTemplate(uri, function, **options))
             else:
-                if uri in self._resources:
-                    raise RegistrationError(f"a resource {uri!r} is already registered")
-                self._resources[uri] = Resource(uri, function, **options)
-                self._changed("resources")
+                self.registry.add_resource(Resource(uri, function, **options))
             return function
 
         return decorator
 
     def remove_resource(self, uri: str) -> None:
         """Unregister a resource or template by its URI (template)."""
-        if self._resources.pop(uri, None) is not None:
-            self._changed("resources")
-        elif self._templates.pop(uri, None) is not None:
-            self._changed("templates")
-        else:
-            raise KeyError(f"no resource or template {uri!r}")
+        self.registry.remove_resource(uri)
 
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell clients subscribed to ``uri`` that its contents changed."""
         await self.engine.resource_updated(uri)
-
-    async def _read(self, uri: str, context: Context, scope: RequestScope) -> tuple[list[dict[str, Any]], Any]:
-        resource = self._resources.get(uri)
-        variables: dict[str, str] = {}
-        target: Resource | ResourceTemplate | None = resource
-        if target is None:
-            for template in self._templates.values():
-                matched = template.match(uri)
-                if matched is not None:
-                    target, variables = template, matched
-                    break
-        if target is None:
-            code, message = _compat.resource_not_found(scope.version)
-            raise McpError(code, f"{message}: {uri}", {"uri": uri})
-        try:
-            contents = await target.read(uri, variables, context)
-        except (InputRequired, McpError):
-            raise
-        except (ResourceError, ToolError) as exc:
-            raise McpError(INTERNAL_ERROR, str(exc), {"uri": uri}) from None
-        except ValueError as exc:
-            raise McpError(INVALID_PARAMS, f"Invalid params: {exc}", {"uri": uri}) from None
-        except Exception:
-            import logging
-
-            logging.getLogger("toolkit").exception("resource %r raised", uri)
-            raise McpError(INTERNAL_ERROR, f"Error reading resource {uri}", {"uri": uri}) from None
-        return contents, target
-
-    async def _read_resource_contents(self, uri: str, scope: RequestScope) -> list[dict[str, Any]]:
-        contents, _ = await self._read(uri, Context(scope, self), scope)
-        return contents
 
     # --- prompts and completions --------------------------------------------------------------
 
@@ -320,19 +292,14 @@ class Server:
         """Register a prompt. It returns a str, a ``Message``, content blocks, or a list of those."""
 
         def register(function: F) -> F:
-            prompt = Prompt(function, context_type=Context, **options)
-            if prompt.name in self._prompts:
-                raise RegistrationError(f"a prompt named {prompt.name!r} is already registered")
-            self._prompts[prompt.name] = prompt
-            self._changed("prompts")
+            self.registry.add_prompt(Prompt(function, context_type=Context, **options))
             return function
 
         return register(fn) if fn is not None else register
 
     def remove_prompt(self, name: str) -> None:
-        if self._prompts.pop(name, None) is None:
-            raise KeyError(f"no prompt named {name!r}")
-        self._changed("prompts")
+        """Unregister a prompt; connected clients are told the list changed."""
+        self.registry.remove_prompt(name)
 
     def completion(self, *, argument: str, prompt: str | None = None, resource: str | None = None) -> Callable[[F], F]:
         """Register a completion function for one prompt argument or template variable.
@@ -345,88 +312,21 @@ class Server:
         key = ("ref/prompt", str(prompt), argument) if prompt is not None else ("ref/resource", str(resource), argument)
 
         def decorator(function: F) -> F:
-            self._completers[key] = Completer(function, context_type=Context)
+            self.registry.add_completer(key, Completer(function, context_type=Context))
             return function
 
         return decorator
 
-    async def _complete(
-        self, ref: dict[str, Any], argument: str, value: str, arguments: dict[str, str], context: Context
-    ) -> list[str]:
-        kind = ref.get("type")
-        if kind == "ref/prompt":
-            target = str(ref.get("name"))
-            prompt = self._prompts.get(target)
-            if prompt is None:
-                raise McpError(INVALID_PARAMS, f"Unknown prompt: {target!r}", {"name": target})
-            params = {param.name: param.annotation for param in prompt.info.params}
-        elif kind == "ref/resource":
-            target = str(ref.get("uri"))
-            template = self._templates.get(target)
-            if template is None and target not in self._resources:
-                raise McpError(INVALID_PARAMS, f"Unknown resource template: {target!r}", {"uri": target})
-            params = {param.name: param.annotation for param in template.info.params} if template else {}
-        else:
-            raise McpError(
-                INVALID_PARAMS, f'Invalid params: unknown ref type {kind!r}; use "ref/prompt" or "ref/resource"'
-            )
-        completer = self._completers.get((kind, target, argument))
-        if completer is not None:
-            return await completer.values(value, arguments, context)
-        options = choices(params.get(argument))
-        return [option for option in options or [] if option.startswith(value)]
-
-    # --- change tracking ----------------------------------------------------------------------
-
-    def _registry(self, kind: str) -> Mapping[str, Any]:
-        registries: dict[str, Mapping[str, Any]] = {
-            "tools": self._tools,
-            "resources": self._resources,
-            "templates": self._templates,
-            "prompts": self._prompts,
-        }
-        return registries[kind]
-
-    def _changed(self, kind: str) -> None:
-        self._generation[kind] += 1
-        self.engine.invalidate(kind)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            # Not on an event loop: at import time (nobody to tell), or in a sync tool's worker
-            # thread (hand the notification to the loop that serves the clients).
-            if self._loop is not None and not self._loop.is_closed():
-                self._loop.call_soon_threadsafe(self._notify_changed, kind)
-            return
-        self._notify_changed(kind)
-
-    def _notify_changed(self, kind: str) -> None:
-        deliveries = self.engine.list_changed("resources" if kind == "templates" else kind)
-        if deliveries:
-            task = asyncio.get_running_loop().create_task(_deliver(deliveries))
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
-
     def server_info(self, version: str) -> dict[str, Any]:
-        """``serverInfo`` as ``version`` defines it; built once per version (every modern result carries it)."""
-        info = self._server_info.get(version)
-        if info is None:
-            info = self._server_info[version] = _compat.server_info(
-                version,
-                name=self.name,
-                version_string=self.version,
-                title=self.title,
-                website_url=self.website_url,
-                icons=self.icons,
-            )
-        return info
+        """``serverInfo`` as a client of ``version`` receives it."""
+        return self.engine.server_info(version)
 
     # --- running ------------------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Server]:
         """Enter the lifespan for as long as a transport serves this server."""
-        self._loop = asyncio.get_running_loop()
+        self.engine.bind_loop(asyncio.get_running_loop())
         if self.lifespan is None:
             yield self
             return
@@ -440,19 +340,42 @@ class Server:
     def run(self, transport: Literal["stdio", "http"] = "stdio", **options: Any) -> None:
         """Serve until the client goes away (stdio) or the process is stopped (http).
 
+        ``transport="stdio"`` takes ``max_message_bytes`` and ``shutdown_grace``.
         ``transport="http"`` takes ``host`` (default 127.0.0.1), ``port`` (8000), ``path``
-        ("/mcp") and the options of ``http_app``.
+        ("/mcp"), ``log_level``, ``shutdown_grace``, ``workers`` (with ``app_spec``, the CLI's
+        APP) and the options of ``http_app``.
         """
         if transport == "stdio":
-            from ._stdio import run_stdio
-
-            run_stdio(self, **options)
+            run_stdio(
+                self.engine, running=self.running, max_concurrent_requests=self.max_concurrent_requests, **options
+            )
         elif transport == "http":
-            from ._http import run_http
-
-            run_http(self, **options)
+            self._run_http(**options)
         else:
             raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
+
+    def _run_http(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        workers: int = 1,
+        app_spec: str | None = None,
+        log_level: str = "warning",
+        shutdown_grace: float = 10.0,
+        **options: Any,
+    ) -> None:
+        # The HTTP stack (starlette, uvicorn) is imported only when HTTP is served.
+        from ._transports.http import runner  # noqa: PLC0415
+
+        if workers > 1:
+            runner.run_workers(
+                app_spec, workers=workers, host=host, port=port, log_level=log_level, path=path, options=options
+            )
+            return
+        app = self.http_app(path, shutdown_grace=shutdown_grace, **options)
+        runner.serve_app(app, host=host, port=port, log_level=log_level, shutdown_grace=shutdown_grace)
 
     def http_app(self, path: str = "/mcp", **options: Any) -> McpApp:
         """A Starlette app serving this server over Streamable HTTP at ``path``.
@@ -460,14 +383,25 @@ class Server:
         Options: ``json_response`` (never SSE), ``stateless`` (legacy traffic without
         sessions), ``allowed_hosts``/``allowed_origins`` (beyond localhost),
         ``dns_rebinding_protection``, ``max_body_bytes``, ``max_sessions``,
-        ``session_idle_timeout``, ``event_store``, ``retry_ms``, ``sse_ping_seconds``.
-        Mounted in another app, give that app ``lifespan=app.lifespan``.
+        ``session_idle_timeout``, ``event_store``, ``retry_ms``, ``sse_ping_seconds``,
+        ``shutdown_grace``. Mounted in another app, give that app ``lifespan=app.lifespan``.
         """
-        from ._http import create_app
+        from ._transports.http.app import McpEndpoint, create_app  # noqa: PLC0415 (as in _run_http)
 
-        return create_app(self, path=path, **options)
+        if options.get("event_store") is None:
+            options["event_store"] = self.event_store
+        endpoint = McpEndpoint(
+            self.engine,
+            running=self.running,
+            tool_headers=self._tool_headers,
+            lifespan_required=self.lifespan is not None,
+            max_concurrent_requests=self.max_concurrent_requests,
+            **options,
+        )
+        app = create_app(endpoint, path=path)
+        app.state.server = self
+        return app
 
-
-async def _deliver(deliveries: list[Awaitable[None]]) -> None:
-    for delivery in deliveries:
-        await delivery
+    def _tool_headers(self, name: str) -> Mapping[str, tuple[str, ...]] | None:
+        tool = self.registry.tools.get(name)
+        return tool.header_params if tool is not None else None

@@ -1,9 +1,9 @@
-"""Per-session and per-request state the engine keeps while it serves a request.
+"""What lives across requests of one client: the legacy session and its in-flight requests.
 
 ``Session`` is the legacy era's state (one per stdio process after ``initialize``, one per
-HTTP ``Mcp-Session-Id``). ``RequestScope`` describes one request, whichever era: its
-version, the client's capabilities, where its notifications go, and (modern) the
-multi round-trip answers it carries.
+HTTP ``Mcp-Session-Id``); ``Connection`` pairs it with the requests a transport is running
+for that client, so ``notifications/cancelled`` can find them. The modern era keeps none of
+this: each request carries what it needs.
 """
 
 from __future__ import annotations
@@ -11,22 +11,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
-from ._errors import McpError
-from ._jsonrpc import RequestId, Response
-
-Send = Callable[[dict[str, Any]], Awaitable[None]]
-"""Deliver one JSON-RPC message to the client on the right stream."""
-
-LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-LOG_RANK: Final = {level: rank for rank, level in enumerate(LOG_LEVELS)}
-
-
-class ClientRequestError(Exception):
-    """The client answered a server-to-client request with an error, or not in time."""
+from ._errors import ClientRequestError
+from ._jsonrpc import Response
+from ._types import RequestId, Send
 
 
 class Session:
@@ -86,45 +76,13 @@ class Session:
 
 
 @dataclass(slots=True)
-class RequestScope:
-    """Everything about one request that its handler and its ``Context`` need."""
+class Connection:
+    """What a transport keeps per stdio process or per legacy HTTP session."""
 
-    request_id: RequestId
-    method: str
-    params: dict[str, Any]
-    version: str
-    modern: bool
-    client_capabilities: dict[str, Any]
-    client_info: dict[str, Any] | None
-    send: Send
-    session: Session | None = None
-    log_level: str | None = None
-    """Lowest level to send as ``notifications/message``; ``None`` sends none."""
-    progress_token: str | int | None = None
-    answers: dict[str, Any] = field(default_factory=dict)
-    """Modern: input responses gathered over the rounds of this request."""
-    pending_inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Modern: input requests raised in this round."""
-    request_info: Any = None
-    """The transport's view of the request (e.g. the Starlette ``Request`` over HTTP)."""
+    session: Session = field(default_factory=Session)
+    inflight: dict[RequestId, asyncio.Task[Any]] = field(default_factory=dict)
 
-    def client_supports(self, capability: str) -> bool:
-        return isinstance(self.client_capabilities.get(capability), dict)
-
-    def require(self, capability: str) -> None:
-        """Fail the request unless the client declared ``capability``."""
-        if self.client_supports(capability):
-            return
-        if self.modern:
-            raise McpError(
-                -32021,
-                f"This request needs the client capability {capability!r}, which the request's "
-                "_meta clientCapabilities does not declare",
-                {"requiredCapabilities": {capability: {}}},
-                http_status=400,
-            )
-        from ._errors import ToolError
-
-        raise ToolError(
-            f"This tool needs the client capability {capability!r}, which the client did not declare at initialize"
-        )
+    def cancel(self, request_id: Any) -> None:
+        task = self.inflight.get(request_id)
+        if task is not None:
+            task.cancel()

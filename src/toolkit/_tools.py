@@ -16,41 +16,20 @@ import logging
 import re
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Final, NotRequired, get_args, get_origin
+from typing import Any, Final, NotRequired, Unpack, get_args, get_origin
 
 import pydantic
 import pydantic_core
 from typing_extensions import TypedDict
 
-from . import _schema
-from ._content import ContentBlock, Text, ToolResult, is_content, to_blocks
-from ._errors import McpError, RegistrationError, SchemaError, ToolError
+from ._content import NO_STRUCTURED, CallOutcome, ContentBlock, Text, ToolResult, is_content, to_blocks
+from ._errors import ArgumentsInvalid, McpError, OutputInvalid, RegistrationError, SchemaError, ToolError
 from ._functions import FunctionInfo, inspect_function, invoke
-from ._jsonschema import check_schema, describe_errors
+from ._schema import hints, unions
+from ._schema.checks import check_schema, describe_errors
+from ._schema.keywords import DATA_KEYWORDS, NAME_MAPS
 
 logger = logging.getLogger("toolkit")
-
-NO_STRUCTURED: Final = object()
-"""``CallOutcome.structured`` when the result has no structured content."""
-
-
-@dataclass(slots=True)
-class CallOutcome:
-    """A tool call's result before any protocol version shapes it.
-
-    ``content`` is ``None`` when the tool gave no blocks of its own: the compatibility
-    layer then sends one text block with the JSON of ``structured``.
-    """
-
-    content: list[ContentBlock] | None
-    structured: Any = NO_STRUCTURED
-    is_error: bool = False
-    meta: dict[str, Any] | None = None
-
-    @classmethod
-    def error(cls, message: str) -> CallOutcome:
-        return cls([Text(message)], is_error=True)
 
 
 def _is_block(annotation: Any) -> bool:
@@ -81,7 +60,7 @@ def _is_content_annotation(annotation: Any) -> bool:
 
 def _converter(annotation: Any) -> Callable[[Any], Any]:
     """Turn a schema-valid JSON value into what the function expects."""
-    simple = _schema.primitive(annotation)
+    simple = hints.primitive(annotation)
     if simple is not None:  # the schema check already enforced the constraints
         annotation = simple[0]
     if annotation is str or annotation is bool or annotation is Any:
@@ -90,7 +69,7 @@ def _converter(annotation: Any) -> Callable[[Any], Any]:
         return lambda value: int(value) if isinstance(value, float) else value
     if annotation is float:
         return _to_float
-    return _schema.adapter_for(annotation).validate_python
+    return hints.adapter_for(annotation).validate_python
 
 
 def _to_float(value: Any) -> Any:
@@ -113,8 +92,20 @@ def _schema_object(schema: Any, what: str) -> dict[str, Any]:
     return dict(schema)
 
 
-class ArgumentsInvalid(Exception):
-    """The arguments of a call fail validation; the message lists why."""
+class ToolOptions(TypedDict, total=False):
+    """The keyword options of ``@server.tool`` / ``server.add_tool`` (each documented on ``Server.tool``)."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    annotations: Mapping[str, Any] | None
+    meta: Mapping[str, Any] | None
+    icons: list[dict[str, Any]] | None
+    input_schema: Mapping[str, Any] | None
+    output_schema: Mapping[str, Any] | None
+    structured_output: bool | None
+    root_param: str | None
+    timeout: float | None
 
 
 class Tool:
@@ -125,35 +116,33 @@ class Tool:
         fn: Callable[..., Any],
         *,
         context_type: type,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        icons: list[dict[str, Any]] | None = None,
-        input_schema: Mapping[str, Any] | None = None,
-        output_schema: Mapping[str, Any] | None = None,
-        structured_output: bool | None = None,
-        root_param: str | None = None,
-        timeout: float | None = None,
         mask_errors: bool = True,
         max_argument_depth: int = 64,
+        **options: Unpack[ToolOptions],
     ) -> None:
+        unknown = sorted(set(options) - set(ToolOptions.__annotations__))
+        if unknown:
+            raise TypeError(
+                f"tool {getattr(fn, '__name__', fn)!r}: unexpected option(s) {', '.join(unknown)}; "
+                f"the options are {', '.join(ToolOptions.__annotations__)}"
+            )
         info = inspect_function(fn, kind="tool", context_type=context_type)
         self.fn = fn
         self.info = info
-        self.name = name or info.name
-        self.title = title
+        self.name = options.get("name") or info.name
+        self.title = options.get("title")
+        description = options.get("description")
         self.description = description if description is not None else (info.doc.summary or "")
+        annotations, meta = options.get("annotations"), options.get("meta")
         self.annotations = dict(annotations) if annotations else None
         self.meta = dict(meta) if meta else None
-        self.icons = icons
-        self.timeout = timeout
+        self.icons = options.get("icons")
+        self.timeout = options.get("timeout")
+        input_schema, root_param = options.get("input_schema"), options.get("root_param")
+        output_schema, structured_output = options.get("output_schema"), options.get("structured_output")
         self.mask_errors = mask_errors
         self.max_argument_depth = max_argument_depth
         self._what = f"tool {self.name!r}"
-        self.shapes: dict[str, Any] = {}
-        """Per class of protocol versions, how clients see this tool (filled by ``_compat``)."""
 
         self.input_schema = self._build_input_schema(info, input_schema, root_param)
         self._input_validator = check_schema(self.input_schema, what=f"{self._what}: input schema", assert_formats=True)
@@ -206,10 +195,10 @@ class Tool:
                 f"(besides a Context); the function takes {[param.name for param in info.params]}"
             )
         annotation = info.params[0].annotation
-        schema = _schema.type_schema(annotation, "validation")
+        schema = hints.type_schema(annotation, "validation")
         defs = schema.get("$defs", {})
-        schema = _schema.inline_root_ref(schema)
-        if not _schema.is_object_schema(schema, defs):
+        schema = hints.inline_root_ref(schema)
+        if not unions.is_object_schema(schema, defs):
             raise RegistrationError(
                 f"{self._what}: root_param {root_param!r} must be a model or a union of models (its JSON "
                 f"must always be an object); {annotation!r} is not"
@@ -221,7 +210,7 @@ class Tool:
         defs: dict[str, Any] = {}
         clash = False
         for param in info.params:
-            fragment, fragment_defs = _schema.split_defs(_schema.type_schema(param.annotation, "validation"))
+            fragment, fragment_defs = hints.split_defs(hints.type_schema(param.annotation, "validation"))
             for def_name, definition in fragment_defs.items():
                 if defs.setdefault(def_name, definition) != definition:
                     clash = True
@@ -234,7 +223,7 @@ class Tool:
             if described and "description" not in fragment:
                 fragment["description"] = described
             if not param.required:
-                shown, value = _schema.json_default(param.annotation, param.default)
+                shown, value = hints.json_default(param.annotation, param.default)
                 if shown:
                     fragment["default"] = value
         schema: dict[str, Any] = {"type": "object", "properties": properties}
@@ -249,7 +238,7 @@ class Tool:
     def _combined_properties(self, info: FunctionInfo) -> tuple[dict[str, Any], dict[str, Any]]:
         fields = {p.name: (p.annotation if p.required else NotRequired[p.annotation]) for p in info.params}
         arguments = TypedDict(f"{self.name}_arguments", fields)  # type: ignore[misc]
-        schema = _schema.type_schema(arguments, "validation")
+        schema = hints.type_schema(arguments, "validation")
         defs = schema.pop("$defs", {})
         return dict(schema.get("properties", {})), defs
 
@@ -272,10 +261,10 @@ class Tool:
                 f"{self._what}: structured_output=True needs a return type hint (or output_schema=) to "
                 "derive the output schema from"
             )
-        return _schema.type_schema(annotation, "serialization"), self._serializer(annotation)
+        return hints.type_schema(annotation, "serialization"), self._serializer(annotation)
 
     def _serializer(self, annotation: Any) -> Callable[[Any], Any]:
-        adapter = _schema.adapter_for(annotation)
+        adapter = hints.adapter_for(annotation)
         self._return_adapter = adapter
 
         def serialize(value: Any) -> Any:
@@ -352,7 +341,7 @@ class Tool:
             return CallOutcome.error(f"Error executing tool {self.name!r}: {type(exc).__name__}: {exc}")
         try:
             return self.outcome(value)
-        except _OutputInvalid as exc:
+        except OutputInvalid as exc:
             logger.error("tool %r returned a result that violates its output schema: %s", self.name, exc)
             return CallOutcome.error(f"Tool {self.name!r} produced a result that does not match its output schema")
 
@@ -369,7 +358,7 @@ class Tool:
             if value.has_structured_content:
                 structured = self._structured(value.structured_content)
             elif self.output_schema is not None and not value.is_error:
-                raise _OutputInvalid("a ToolResult without structured_content, but the tool has an output schema")
+                raise OutputInvalid("a ToolResult without structured_content, but the tool has an output schema")
             return CallOutcome(value.content, structured, value.is_error, value.meta)
         if self.output_schema is not None:
             return CallOutcome(None, self._structured(value))
@@ -391,7 +380,7 @@ class Tool:
         try:
             structured = serialize(value)
         except (pydantic_core.PydanticSerializationError, TypeError, ValueError) as exc:
-            raise _OutputInvalid(str(exc)) from None
+            raise OutputInvalid(str(exc)) from None
         validator = self._output_validator
         if validator is None or validator.is_valid(structured):
             return structured
@@ -405,14 +394,10 @@ class Tool:
             else:
                 if validator.is_valid(structured):
                     return structured
-        raise _OutputInvalid("; ".join(describe_errors(validator, structured, root="result")))
+        raise OutputInvalid("; ".join(describe_errors(validator, structured, root="result")))
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r})"
-
-
-class _OutputInvalid(Exception):
-    pass
 
 
 _EXACT_FLOAT_LIMIT: Final = 2.0**53
@@ -451,6 +436,7 @@ async def normalize_arguments(arguments: dict[str, Any], limit: int) -> int:
 
 _TOKEN: Final = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _HEADER_TYPES: Final = frozenset({"string", "integer", "boolean"})
+_HEADER_KEY: Final = "x-mcp-header"
 
 
 def header_params(schema: Mapping[str, Any], what: str) -> dict[str, tuple[str, ...]]:
@@ -459,6 +445,8 @@ def header_params(schema: Mapping[str, Any], what: str) -> dict[str, tuple[str, 
     An annotation must sit on a primitive property reachable from the root through
     ``properties`` alone, with a token-syntax name unique regardless of case.
     """
+    # Besides data: the annotation's own value, a header name (checked where read, never a schema).
+    not_walked = DATA_KEYWORDS | {_HEADER_KEY}
     found: dict[str, tuple[str, ...]] = {}
 
     def visit(node: Any, path: tuple[str, ...], reachable: bool) -> None:
@@ -468,7 +456,7 @@ def header_params(schema: Mapping[str, Any], what: str) -> dict[str, tuple[str, 
             return
         if not isinstance(node, dict):
             return
-        name = node.get("x-mcp-header")
+        name = node.get(_HEADER_KEY)
         if name is not None:
             where = ".".join(path) or "(root)"
             if not reachable or not path:
@@ -484,7 +472,10 @@ def header_params(schema: Mapping[str, Any], what: str) -> dict[str, tuple[str, 
             if key == "properties" and isinstance(value, dict):
                 for child_name, child in value.items():
                     visit(child, (*path, child_name), reachable)
-            elif key not in ("const", "enum", "default", "examples", "x-mcp-header"):
+            elif key in NAME_MAPS and isinstance(value, dict):  # names, not keywords
+                for child in value.values():
+                    visit(child, path, False)
+            elif key not in not_walked:
                 visit(value, path, False)
 
     visit(schema, (), True)

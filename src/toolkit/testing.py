@@ -26,21 +26,16 @@ from typing import Any
 
 import pydantic_core
 
-from ._engine import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY, Connection
-from ._jsonrpc import Request, Response
+from ._errors import METHOD_NOT_FOUND, ClientError
+from ._jsonrpc import Notification, Request, Response
 from ._server import Server
+from ._session import Connection
+from ._types import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY
 from ._versions import LATEST_VERSION, is_known, is_modern
 
+__all__ = ["Client", "ClientError", "Handler"]
+
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
-
-
-class ClientError(Exception):
-    """The server answered with a JSON-RPC error; ``error`` is its ``error`` object."""
-
-    def __init__(self, error: dict[str, Any]) -> None:
-        super().__init__(f"{error.get('code')}: {error.get('message')}")
-        self.error = error
-        self.code = error.get("code")
 
 
 class Client:
@@ -125,7 +120,9 @@ class Client:
         if "id" in message and "method" in message:  # a server-to-client request (legacy era)
             handler = self.handlers.get(message["method"])
             if handler is None:
-                reply = Response(message["id"], None, {"code": -32601, "message": "no handler in the test client"})
+                reply = Response(
+                    message["id"], None, {"code": METHOD_NOT_FOUND, "message": "no handler in the test client"}
+                )
             else:
                 answer = handler(message.get("params", {}))
                 if isinstance(answer, Awaitable):
@@ -156,8 +153,6 @@ class Client:
         return result
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        from ._jsonrpc import Notification
-
         self.server.engine.handle_notification(Notification(method, params or {}), self._connection)
 
     async def list_tools(self) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from toolkit import Server
-from toolkit._stdio import StdioSession
+from toolkit._transports.stdio import StdioSession
 
 from .memory import modern_meta
 
@@ -33,7 +33,12 @@ class MemoryStdio:
     ) -> None:
         self.server = server
         self.session = StdioSession(
-            server, self._write, max_message_bytes=max_message_bytes, shutdown_grace=shutdown_grace
+            server.engine,
+            self._write,
+            running=server.running,
+            max_message_bytes=max_message_bytes,
+            max_concurrent_requests=server.max_concurrent_requests,
+            shutdown_grace=shutdown_grace,
         )
         self.lines: list[bytes] = []
         """Every line written, raw (without its newline)."""

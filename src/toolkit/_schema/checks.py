@@ -15,7 +15,15 @@ from typing import Any, Final
 
 import jsonschema_rs
 
-from ._errors import SchemaError
+from .._errors import SchemaError
+from .keywords import (
+    REFERENCE_KEYWORDS,
+    SCHEMA_KEYWORDS,
+    SUBSCHEMA,
+    SUBSCHEMA_LIST,
+    SUBSCHEMA_MAP_OR_NAMES,
+    SUBSCHEMA_OR_LIST,
+)
 
 MAX_DEPTH: Final = 64
 """Deepest subschema nesting accepted (SEP-2106: bound composition-keyword cost)."""
@@ -47,32 +55,11 @@ SUPPORTED_DIALECTS: Final = frozenset(
     }
 )
 
-# Keywords whose value is one subschema, a list of subschemas, or a map of them.
-_ONE: Final = frozenset(
-    {
-        "additionalProperties",
-        "additionalItems",
-        "contains",
-        "contentSchema",
-        "else",
-        "if",
-        "not",
-        "propertyNames",
-        "then",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-    }
-)
-_LIST: Final = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
-_MAP: Final = frozenset({"$defs", "definitions", "dependentSchemas", "patternProperties", "properties"})
-_REFS: Final = ("$ref", "$dynamicRef", "$recursiveRef")
-
 
 def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
-_SCHEMA_KEYWORDS: Final = _ONE | _LIST | _MAP | {"items", "dependencies"}
 _Trail = tuple[Any, str] | None
 """Where a subschema sits: ``(parent trail, token)``; pointers are built only for messages."""
 
@@ -87,20 +74,18 @@ def _pointer(trail: _Trail) -> str:
 
 def _children(node: dict[str, Any], trail: _Trail) -> Iterator[tuple[Any, _Trail]]:
     for keyword, value in node.items():
-        if keyword not in _SCHEMA_KEYWORDS:
+        if keyword not in SCHEMA_KEYWORDS:
             continue
         here = (trail, keyword)
-        if keyword in _ONE:
+        if keyword in SUBSCHEMA or (keyword in SUBSCHEMA_OR_LIST and not isinstance(value, list)):
             yield value, here
-        elif keyword in _LIST or (keyword == "items" and isinstance(value, list)):
+        elif keyword in SUBSCHEMA_LIST or keyword in SUBSCHEMA_OR_LIST:
             if isinstance(value, list):
                 for index, item in enumerate(value):
                     yield item, (here, str(index))
-        elif keyword == "items":
-            yield value, here
-        elif isinstance(value, dict):
+        elif isinstance(value, dict):  # a name map
             for name, item in value.items():
-                if keyword != "dependencies" or isinstance(item, dict | bool):
+                if keyword not in SUBSCHEMA_MAP_OR_NAMES or isinstance(item, dict | bool):
                     yield item, (here, str(name))
 
 
@@ -150,9 +135,9 @@ def check_schema(schema: Any, *, what: str, assert_formats: bool = False) -> jso
                 f"{what} has a subschema at '{pointer}' that is neither an object nor a boolean", pointer=pointer
             )
         for keyword, value in node.items():
-            if keyword in _SCHEMA_KEYWORDS:
+            if keyword in SCHEMA_KEYWORDS:
                 continue
-            if keyword in _REFS:
+            if keyword in REFERENCE_KEYWORDS:
                 if isinstance(value, str) and value.startswith("#"):
                     references.append((value, trail))
                 else:
@@ -174,6 +159,8 @@ def check_schema(schema: Any, *, what: str, assert_formats: bool = False) -> jso
                 anchors.add(value)
             elif keyword == "$id" and trail is not None:
                 has_ids = True
+            # Deliberately inside data: the values of DATA_KEYWORDS (and of unknown keywords) are
+            # never walked as schemas, but the JSON nesting bound is on the whole document.
             elif isinstance(value, dict | list) and not _data_depth_ok(value, MAX_DOCUMENT_DEPTH - json_depth - 1):
                 raise SchemaError(f"{what} is nested deeper than {MAX_DOCUMENT_DEPTH} levels")
         for child, child_trail in _children(node, trail):

@@ -18,15 +18,15 @@ import inspect
 import math
 import re
 from enum import Enum
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import pydantic_core
 from pydantic import BaseModel
 
-JsonSchema = dict[str, Any]
-Mode = Literal["validation", "serialization"]
+from .._errors import Unsupported
+from .._types import REF_PREFIX, JsonSchema, Mode
+from .keywords import REFERENCE_KEYWORDS, children
 
-REF_PREFIX: Final = "#/$defs/"
 TAG_MARK: Final = "x-toolkit-tag"
 
 _NUMERIC: Final = {
@@ -73,10 +73,6 @@ _NEUTRAL_CONFIG: Final = frozenset(
 )
 _DEFAULT_MODEL_HOOK: Final = BaseModel.__get_pydantic_json_schema__.__func__  # type: ignore[attr-defined]
 _ENUM_HOOK: Final = "GenerateSchema._enum_schema.<locals>.get_json_schema"
-
-
-class Unsupported(Exception):
-    """This core schema needs pydantic's own generator."""
 
 
 def _normalize(name: str) -> str:
@@ -541,12 +537,14 @@ def _flat_any_of(schemas: list[JsonSchema]) -> JsonSchema:
 
 
 def _walk_refs(node: Any, found: list[str]) -> None:
+    """Append every reference in the schema ``node`` (not in data, whatever it looks like)."""
     if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "$ref" and isinstance(value, str):
+        for keyword in REFERENCE_KEYWORDS:
+            value = node.get(keyword)
+            if isinstance(value, str):
                 found.append(value)
-            elif key not in ("const", "enum", "default", "examples"):
-                _walk_refs(value, found)
+        for child in children(node):
+            _walk_refs(child, found)
     elif isinstance(node, list):
         for item in node:
             _walk_refs(item, found)

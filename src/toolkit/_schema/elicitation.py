@@ -12,13 +12,11 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from . import _schema
+from .._errors import ElicitationSchemaError
+from .._types import REF_PREFIX
+from . import hints
 
 _PRIMITIVES: Final = frozenset({"string", "number", "integer", "boolean"})
-
-
-class ElicitationSchemaError(TypeError):
-    pass
 
 
 def elicitation_schema(schema: type[BaseModel] | dict[str, Any]) -> dict[str, Any]:
@@ -35,9 +33,9 @@ def elicitation_schema(schema: type[BaseModel] | dict[str, Any]) -> dict[str, An
 
 @functools.lru_cache(maxsize=256)
 def _from_model(model: type[BaseModel]) -> dict[str, Any]:
-    generated = _schema.type_schema(model, "validation")
+    generated = hints.type_schema(model, "validation")
     defs = generated.get("$defs", {})
-    root = _schema.inline_root_ref(generated)
+    root = hints.inline_root_ref(generated)
     required = set(root.get("required", []))
     properties: dict[str, Any] = {}
     for name, prop in root.get("properties", {}).items():
@@ -81,8 +79,8 @@ def _flatten(prop: dict[str, Any], defs: dict[str, Any], where: str) -> tuple[di
 
 def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     reference = schema.get("$ref")
-    if isinstance(reference, str) and reference.startswith(_schema.REF_PREFIX):
-        target = defs.get(reference[len(_schema.REF_PREFIX) :], {})
+    if isinstance(reference, str) and reference.startswith(REF_PREFIX):
+        target = defs.get(reference[len(REF_PREFIX) :], {})
         rest = {key: value for key, value in schema.items() if key != "$ref"}
         return {**target, **rest}
     return schema

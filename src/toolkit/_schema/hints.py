@@ -12,11 +12,10 @@ costs around a millisecond for a model, while a server usually repeats its types
 from __future__ import annotations
 
 import functools
-import json
 import math
 import re
 from collections.abc import Callable, Iterable
-from typing import Annotated, Any, Final, Literal, get_args, get_origin
+from typing import Annotated, Any, Final, get_args, get_origin
 
 import annotated_types
 import pydantic_core
@@ -25,16 +24,15 @@ from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from . import _corejson
+from .._errors import Unsupported
+from .._types import REF_PREFIX, JsonSchema, Mode
+from . import corejson, unions
+from .keywords import DATA_KEYWORDS, NAME_MAPS, REFERENCE_KEYWORDS, children
 
-JsonSchema = dict[str, Any]
-Mode = Literal["validation", "serialization"]
-
-REF_PREFIX: Final = "#/$defs/"
 _REF_TEMPLATE: Final = REF_PREFIX + "{model}"
 
 
-_TAG_MARK: Final = _corejson.TAG_MARK
+_TAG_MARK: Final = corejson.TAG_MARK
 
 
 class _Generator(GenerateJsonSchema):
@@ -140,9 +138,8 @@ def _drop_enum_titles(node: Any, names: set[str]) -> None:
     elif isinstance(node, dict):
         if "enum" in node and node.get("title") in names:
             del node["title"]
-        for key, value in node.items():
-            if key not in ("const", "enum", "default", "examples"):
-                _drop_enum_titles(value, names)
+        for child in children(node):
+            _drop_enum_titles(child, names)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -171,8 +168,8 @@ def _cached_schema(annotation: Any, mode: Mode) -> JsonSchema:
 def _generate(annotation: Any, mode: Mode) -> JsonSchema:
     adapter = adapter_for(annotation)
     try:
-        schema = _corejson.translate(adapter.core_schema, mode)
-    except _corejson.Unsupported:
+        schema = corejson.translate(adapter.core_schema, mode)
+    except Unsupported:
         schema = pydantic_schema(adapter, mode)
     return tidy(schema)
 
@@ -331,6 +328,10 @@ def tidy(schema: JsonSchema) -> JsonSchema:
     return schema
 
 
+# Besides data: "$defs", whose definitions ``tidy`` visits itself (the root's, with them in hand).
+_NOT_TIDIED: Final = DATA_KEYWORDS | {"$defs"}
+
+
 def _tidy_node(node: Any, defs: dict[str, Any]) -> None:
     if isinstance(node, list):
         for item in node:
@@ -342,19 +343,12 @@ def _tidy_node(node: Any, defs: dict[str, Any]) -> None:
     tag = node.pop(_TAG_MARK, None)
     if isinstance(tag, str):
         _require_tag(node, tag, defs)
-    for key, value in node.items():
-        if key in ("$defs", "default", "examples", "const", "enum"):
-            continue
-        if key in ("properties", "patternProperties", "dependentSchemas"):
-            if isinstance(value, dict):
-                for child in value.values():
-                    _tidy_node(child, defs)
-            continue
-        _tidy_node(value, defs)
+    for child in children(node, skip=_NOT_TIDIED):
+        _tidy_node(child, defs)
     for keyword in ("anyOf", "oneOf"):
         branches = node.get(keyword)
         if isinstance(branches, list):
-            chosen = "oneOf" if branches_disjoint(branches, defs) else "anyOf"
+            chosen = "oneOf" if unions.branches_disjoint(branches, defs) else "anyOf"
             if chosen != keyword:
                 node[chosen] = node.pop(keyword)
 
@@ -362,181 +356,11 @@ def _tidy_node(node: Any, defs: dict[str, Any]) -> None:
 def _require_tag(node: dict[str, Any], tag: str, defs: dict[str, Any]) -> None:
     for keyword in ("oneOf", "anyOf"):
         for branch in node.get(keyword) or ():
-            if isinstance(branch, dict) and tag not in _required(_resolve(branch, defs)):
+            if isinstance(branch, dict) and tag not in unions.required(unions.resolve(branch, defs)):
                 branch["required"] = [*branch.get("required", ()), tag]
 
 
 # --- disjointness: when may a union be advertised as oneOf? ------------------------------------
-
-
-def _resolve(schema: Any, defs: dict[str, Any], depth: int = 0) -> Any:
-    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and depth < 32:
-        reference: str = schema["$ref"]
-        if not reference.startswith(REF_PREFIX):
-            return schema
-        target = defs.get(reference[len(REF_PREFIX) :])
-        if not isinstance(target, dict):
-            return target if isinstance(target, bool) else schema
-        extra = {key: value for key, value in schema.items() if key != "$ref"}
-        if extra:
-            merged = {**target, **extra}
-            if isinstance(target, dict) and "required" in target and "required" in extra:
-                merged["required"] = [*target["required"], *extra["required"]]
-            schema = merged
-        else:
-            schema = target
-        depth += 1
-    return schema
-
-
-def _value_key(value: Any) -> tuple[str, Any]:
-    """A key equal for values JSON Schema considers equal (``1`` and ``1.0``; not ``true`` and ``1``)."""
-    if value is None:
-        return ("null", None)
-    if isinstance(value, bool):
-        return ("boolean", value)
-    if isinstance(value, (int, float)):
-        return ("number", float(value) if math.isfinite(value) else repr(value))
-    if isinstance(value, str):
-        return ("string", value)
-    return ("json", json.dumps(value, sort_keys=True, separators=(",", ":")))
-
-
-def _json_type_of(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
-def _finite_values(schema: Any) -> set[tuple[str, Any]] | None:
-    """The exact set of values ``schema`` allows, when it is a ``const`` or an ``enum``."""
-    if not isinstance(schema, dict):
-        return None
-    if "const" in schema:
-        return {_value_key(schema["const"])}
-    if isinstance(schema.get("enum"), list):
-        return {_value_key(value) for value in schema["enum"]}
-    return None
-
-
-def _types(schema: Any, defs: dict[str, Any], depth: int = 0) -> frozenset[str] | None:
-    """The JSON types ``schema`` can accept; ``None`` when that cannot be told."""
-    schema = _resolve(schema, defs)
-    if schema is False:
-        return frozenset()
-    if not isinstance(schema, dict) or depth > 16:
-        return None
-    found: frozenset[str] | None = None
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        found = frozenset({declared})
-    elif isinstance(declared, list):
-        found = frozenset(declared)
-    if found is not None and "number" in found:
-        found = found | {"integer"}
-    # Instance types: "integer" is an integral number, "number" any other number, so a
-    # schema of type "number" accepts both and one of type "integer" only the first.
-    listed = [schema["const"]] if "const" in schema else schema.get("enum")
-    if isinstance(listed, list):
-        value_types = frozenset(_json_type_of(value) for value in listed)
-        found = value_types if found is None else found & value_types
-    for keyword in ("anyOf", "oneOf"):
-        branches = schema.get(keyword)
-        if isinstance(branches, list):
-            union: set[str] = set()
-            for branch in branches:
-                branch_types = _types(branch, defs, depth + 1)
-                if branch_types is None:
-                    return found
-                union |= branch_types
-            found = frozenset(union) if found is None else found & union
-    return found
-
-
-def _required(schema: dict[str, Any]) -> set[str]:
-    required = schema.get("required")
-    return set(required) if isinstance(required, list) else set()
-
-
-def _forbids(schema: dict[str, Any], name: str) -> bool:
-    """Whether an object valid for ``schema`` can never have the property ``name``."""
-    properties = schema.get("properties")
-    if isinstance(properties, dict) and name in properties:
-        return properties[name] is False
-    if schema.get("patternProperties"):
-        return False
-    return schema.get("additionalProperties") is False
-
-
-def _objects_disjoint(left: dict[str, Any], right: dict[str, Any], defs: dict[str, Any]) -> bool:
-    left_properties = left.get("properties")
-    right_properties = right.get("properties")
-    if not isinstance(left_properties, dict):
-        left_properties = {}
-    if not isinstance(right_properties, dict):
-        right_properties = {}
-    left_required, right_required = _required(left), _required(right)
-    # A discriminator: a property both require whose allowed values never meet.
-    for name in left_required & right_required:
-        left_values = _finite_values(_resolve(left_properties.get(name), defs))
-        right_values = _finite_values(_resolve(right_properties.get(name), defs))
-        if left_values is not None and right_values is not None and not left_values & right_values:
-            return True
-        left_types = _types(left_properties.get(name), defs)
-        right_types = _types(right_properties.get(name), defs)
-        if left_types is not None and right_types is not None and not left_types & right_types:
-            return True
-    # One side requires a property the other side forbids.
-    if any(_forbids(right, name) for name in left_required):
-        return True
-    return any(_forbids(left, name) for name in right_required)
-
-
-def schemas_disjoint(left: Any, right: Any, defs: dict[str, Any]) -> bool:
-    """True only when no JSON value can be valid against both schemas."""
-    left, right = _resolve(left, defs), _resolve(right, defs)
-    if left is False or right is False:
-        return True
-    left_types, right_types = _types(left, defs), _types(right, defs)
-    if left_types is not None and right_types is not None and not left_types & right_types:
-        return True
-    left_values, right_values = _finite_values(left), _finite_values(right)
-    if left_values is not None and right_values is not None and not left_values & right_values:
-        return True
-    if (
-        isinstance(left, dict)
-        and isinstance(right, dict)
-        and left_types == frozenset({"object"})
-        and right_types == frozenset({"object"})
-    ):
-        return _objects_disjoint(left, right, defs)
-    return False
-
-
-def branches_disjoint(branches: Iterable[Any], defs: dict[str, Any]) -> bool:
-    """Whether every pair of union branches is disjoint, so ``oneOf`` means the same as ``anyOf``."""
-    items = list(branches)
-    return all(schemas_disjoint(items[i], items[j], defs) for i in range(len(items)) for j in range(i + 1, len(items)))
-
-
-# --- shapes used by the compatibility layer and the tool model --------------------------------
-
-
-def is_object_schema(schema: Any, defs: dict[str, Any] | None = None) -> bool:
-    """Whether every value valid for ``schema`` is a JSON object (so a legacy client accepts it)."""
-    if defs is None:
-        defs = schema.get("$defs", {}) if isinstance(schema, dict) else {}
-    return _types(schema, defs) == frozenset({"object"})
 
 
 def split_defs(schema: JsonSchema) -> tuple[JsonSchema, dict[str, Any]]:
@@ -558,11 +382,16 @@ def json_default(annotation: Any, value: Any) -> tuple[bool, Any]:
             return False, None
 
 
-def walk_refs(node: Any, rewrite: Callable[[str], str]) -> Any:
-    """A copy of ``node`` with every ``$ref``/``$dynamicRef`` string passed through ``rewrite``.
+# "$recursiveRef" (2019-09) is defined only for the value "#" (2019-09 Core §8.2.4.2), so it
+# cannot be re-aimed at another location: ``walk_refs`` leaves it as it is.
+_REWRITTEN_REFS: Final = REFERENCE_KEYWORDS - {"$recursiveRef"}
 
-    Values of ``const``/``enum``/``default``/``examples`` are data, not schemas, and are
-    copied unchanged.
+
+def walk_refs(node: Any, rewrite: Callable[[str], str]) -> Any:
+    """A copy of the schema ``node`` with every ``$ref``/``$dynamicRef`` string passed through ``rewrite``.
+
+    Values of the data keywords (``keywords.DATA_KEYWORDS``) are data, not schemas, and are
+    copied unchanged; names in ``properties``, ``$defs``, ... are names, not keywords.
     """
     if isinstance(node, list):
         return [walk_refs(item, rewrite) for item in node]
@@ -570,21 +399,22 @@ def walk_refs(node: Any, rewrite: Callable[[str], str]) -> Any:
         return node
     result: dict[str, Any] = {}
     for key, value in node.items():
-        if key in ("$ref", "$dynamicRef") and isinstance(value, str):
+        if key in _REWRITTEN_REFS and isinstance(value, str):
             result[key] = rewrite(value)
-        elif key in ("const", "enum", "default", "examples"):
+        elif key in DATA_KEYWORDS:
             result[key] = value
+        elif key in NAME_MAPS and isinstance(value, dict):
+            result[key] = {name: walk_refs(child, rewrite) for name, child in value.items()}
         else:
             result[key] = walk_refs(value, rewrite)
     return result
 
 
 def _mentions(node: Any, reference: str) -> bool:
+    """Whether a reference keyword anywhere in the schema ``node`` has the value ``reference``."""
     if isinstance(node, dict):
-        return any(
-            (key == "$ref" and value == reference)
-            or (key not in ("const", "enum", "default") and _mentions(value, reference))
-            for key, value in node.items()
+        return any(node.get(keyword) == reference for keyword in REFERENCE_KEYWORDS) or any(
+            _mentions(child, reference) for child in children(node)
         )
     if isinstance(node, list):
         return any(_mentions(item, reference) for item in node)

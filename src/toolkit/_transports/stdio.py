@@ -19,23 +19,12 @@ import signal
 import stat
 import sys
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from ._engine import Connection, drain
-from ._jsonrpc import (
-    INTERNAL_ERROR,
-    INVALID_REQUEST,
-    Notification,
-    Request,
-    Response,
-    busy_reply,
-    encode,
-    error_reply,
-    parse,
-)
-
-if TYPE_CHECKING:
-    from ._server import Server
+from .._errors import INVALID_REQUEST
+from .._jsonrpc import Notification, Reply, Request, Response, encode, error_reply, parse
+from .._session import Connection
+from .base import EngineFacing, Lifecycle, Running
 
 logger = logging.getLogger("toolkit")
 
@@ -98,15 +87,24 @@ class FrameSplitter:
 class StdioSession:
     """Serves one client over a pair of byte streams."""
 
-    def __init__(self, server: Server, write: Write, *, max_message_bytes: int, shutdown_grace: float) -> None:
-        self.server = server
-        self.engine = server.engine
+    def __init__(
+        self,
+        engine: EngineFacing,
+        write: Write,
+        *,
+        running: Running,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_concurrent_requests: int = 100,
+        shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE,
+    ) -> None:
+        self.engine = engine
         self._write = write
+        self._running = running
         self.max_message_bytes = max_message_bytes
-        self.shutdown_grace = shutdown_grace
         self.connection = Connection()
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._stopping = False
+        self.lifecycle = Lifecycle(
+            engine, max_concurrent_requests=max_concurrent_requests, shutdown_grace=shutdown_grace
+        )
 
     async def send(self, message: dict[str, Any]) -> None:
         await self._write(encode(message) + b"\n")
@@ -127,7 +125,7 @@ class StdioSession:
             transport.close()
 
     async def _serve(self, reading: Awaitable[None], stop: asyncio.Event | None) -> None:
-        async with self.server.running():
+        async with self._running():
             reader = asyncio.ensure_future(reading)
             waiters: set[asyncio.Future[Any]] = {reader}
             if stop is not None:
@@ -162,13 +160,11 @@ class StdioSession:
             return
         message = parse(frame)
         if isinstance(message, Request):
-            limit = self.server.max_concurrent_requests
-            if len(self.connection.inflight) >= limit:
-                self._reply_soon(busy_reply(message.id, limit))
+            busy = self.lifecycle.busy(message.id, len(self.connection.inflight))
+            if busy is not None:
+                self._reply_soon(busy)
                 return
-            task = asyncio.get_running_loop().create_task(self._run(message))
-            self.connection.inflight[message.id] = task
-            self._track(task)
+            self.lifecycle.start(message, self.connection, self.send, self._finish)
         elif isinstance(message, Notification):
             self.engine.handle_notification(message, self.connection)
         elif isinstance(message, Response):
@@ -176,34 +172,16 @@ class StdioSession:
         else:
             self._reply_soon(message.reply)
 
-    def _track(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    async def _finish(self, reply: Reply | None) -> None:
+        if reply is not None:  # None: cancelled by the client, and the spec says no response
+            await self._write(reply.body + b"\n")
 
     def _reply_soon(self, message: dict[str, Any]) -> None:
-        self._track(asyncio.get_running_loop().create_task(self.send(message)))
-
-    async def _run(self, request: Request) -> None:
-        try:
-            reply = await self.engine.handle_request(request, self.connection, self.send)
-            await self._write(reply.body + b"\n")
-        except asyncio.CancelledError:
-            if self._stopping:  # cancelled because the server stops, not by the client: answer
-                await self.send(error_reply(request.id, INTERNAL_ERROR, "Internal error: the server is shutting down"))
-            # else cancelled by the client: the spec says no response
-        except Exception:
-            logger.exception("internal error while handling %s", request.method)
-            await self.send(error_reply(request.id, INTERNAL_ERROR, "Internal error"))
-        finally:
-            if self.connection.inflight.get(request.id) is asyncio.current_task():
-                del self.connection.inflight[request.id]
-
-    def _stop(self) -> None:
-        self._stopping = True
+        self.lifecycle.track(asyncio.get_running_loop().create_task(self.send(message)))
 
     async def _drain(self) -> None:
         self.engine.close_listeners()
-        await drain(self._tasks, self.shutdown_grace, self._stop)
+        await self.lifecycle.drain()
         self.engine.forget(self.connection.session)
 
 
@@ -282,12 +260,14 @@ async def _pipe_writer(fd: int) -> Write:
 
 
 async def serve_stdio(
-    server: Server,
+    engine: EngineFacing,
     *,
+    running: Running,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    max_concurrent_requests: int = 100,
     shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE,
 ) -> None:
-    """Serve ``server`` on this process's stdin/stdout until EOF or SIGTERM."""
+    """Serve ``engine`` on this process's stdin/stdout until EOF or SIGTERM."""
     with _protocol_stdout() as out_fd:
         write = await _pipe_writer(out_fd)
         stop = asyncio.Event()
@@ -295,7 +275,14 @@ async def serve_stdio(
         for signum in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signum, stop.set)
-        session = StdioSession(server, write, max_message_bytes=max_message_bytes, shutdown_grace=shutdown_grace)
+        session = StdioSession(
+            engine,
+            write,
+            running=running,
+            max_message_bytes=max_message_bytes,
+            max_concurrent_requests=max_concurrent_requests,
+            shutdown_grace=shutdown_grace,
+        )
         stdin = sys.stdin.fileno()
         if stat.S_ISREG(os.fstat(stdin).st_mode):
             await session.serve(_file_reader(stdin), stop)
@@ -303,6 +290,6 @@ async def serve_stdio(
             await session.serve_pipe(stdin, stop)
 
 
-def run_stdio(server: Server, **options: Any) -> None:
+def run_stdio(engine: EngineFacing, **options: Any) -> None:
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve_stdio(server, **options))
+        asyncio.run(serve_stdio(engine, **options))

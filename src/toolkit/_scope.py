@@ -1,0 +1,136 @@
+"""``RequestScope``: one request as its handler and its ``Context`` see it, whichever era.
+
+A modern request brings its version, capabilities and log level in ``_meta`` and is served
+statelessly; a legacy request borrows them from the session ``initialize`` opened
+(2026-07-28 basic/versioning, "Backward Compatibility").
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _compat
+from ._errors import INVALID_PARAMS, INVALID_REQUEST, McpError
+from ._jsonrpc import Request
+from ._session import Connection, Session
+from ._types import (
+    CLIENT_CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    LOG_LEVEL_KEY,
+    LOG_RANK,
+    PROTOCOL_VERSION_KEY,
+    RequestId,
+    Send,
+)
+from ._versions import BEFORE_INITIALIZE, MODERN_VERSIONS, unsupported_version
+
+
+@dataclass(slots=True)
+class RequestScope:
+    """Everything about one request that its handler and its ``Context`` need."""
+
+    request_id: RequestId
+    method: str
+    params: dict[str, Any]
+    version: str
+    modern: bool
+    client_capabilities: dict[str, Any]
+    client_info: dict[str, Any] | None
+    send: Send
+    session: Session | None = None
+    log_level: str | None = None
+    """Lowest level to send as ``notifications/message``; ``None`` sends none."""
+    progress_token: str | int | None = None
+    answers: dict[str, Any] = field(default_factory=dict)
+    """Modern: input responses gathered over the rounds of this request."""
+    pending_inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Modern: input requests raised in this round."""
+    request_info: Any = None
+    """The transport's view of the request (e.g. the Starlette ``Request`` over HTTP)."""
+
+    def client_supports(self, capability: str) -> bool:
+        return isinstance(self.client_capabilities.get(capability), dict)
+
+    def require(self, capability: str) -> None:
+        """Fail the request unless the client declared ``capability``."""
+        if self.client_supports(capability):
+            return
+        raise _compat.missing_capability(capability, self.version)
+
+
+def modern_scope(request: Request, send: Send) -> RequestScope:
+    params = request.params
+    meta = params.get("_meta")
+    if not isinstance(meta, dict):
+        raise McpError(
+            INVALID_PARAMS,
+            'Invalid params: a modern request needs "_meta" with '
+            f'"{PROTOCOL_VERSION_KEY}" and "{CLIENT_CAPABILITIES_KEY}"',
+            http_status=400,
+        )
+    version = meta.get(PROTOCOL_VERSION_KEY)
+    if not isinstance(version, str):
+        raise McpError(INVALID_PARAMS, f'Invalid params: "_meta" lacks "{PROTOCOL_VERSION_KEY}"', http_status=400)
+    capabilities = meta.get(CLIENT_CAPABILITIES_KEY)
+    if not isinstance(capabilities, dict):
+        raise McpError(INVALID_PARAMS, f'Invalid params: "_meta" lacks "{CLIENT_CAPABILITIES_KEY}"', http_status=400)
+    if version not in MODERN_VERSIONS:
+        raise unsupported_version(version)
+    log_level = meta.get(LOG_LEVEL_KEY)
+    if log_level is not None and log_level not in LOG_RANK:
+        raise McpError(INVALID_PARAMS, f"Invalid params: unknown log level {log_level!r}; use one of {list(LOG_RANK)}")
+    client_info = meta.get(CLIENT_INFO_KEY)
+    return RequestScope(
+        request_id=request.id,
+        method=request.method,
+        params=params,
+        version=version,
+        modern=True,
+        client_capabilities=capabilities,
+        client_info=client_info if isinstance(client_info, dict) else None,
+        send=send,
+        log_level=log_level,
+        progress_token=_progress_token(meta),
+    )
+
+
+def legacy_scope(request: Request, connection: Connection | None, send: Send) -> RequestScope | None:
+    if request.method == "initialize":
+        if connection is None:
+            raise McpError(INVALID_REQUEST, "Invalid Request: initialize is not available here")
+        return None
+    session = connection.session if connection is not None else None
+    if session is None or not session.ready:
+        if request.method == "ping":  # allowed before initialize
+            session = session or Session()
+        else:
+            raise McpError(
+                INVALID_REQUEST,
+                "Invalid Request: the session is not initialized. Send 'initialize' first, or use protocol "
+                f'version {MODERN_VERSIONS[-1]} by putting "{PROTOCOL_VERSION_KEY}" and '
+                f'"{CLIENT_CAPABILITIES_KEY}" in the request\'s "_meta"',
+            )
+    session.last_active = asyncio.get_running_loop().time()
+    meta = request.params.get("_meta")
+    return RequestScope(
+        request_id=request.id,
+        method=request.method,
+        params=request.params,
+        version=session.version or BEFORE_INITIALIZE,
+        modern=False,
+        client_capabilities=session.client_capabilities,
+        client_info=session.client_info or None,
+        send=send,
+        session=session,
+        log_level=session.log_level,
+        progress_token=_progress_token(meta) if isinstance(meta, dict) else None,
+    )
+
+
+def _progress_token(meta: dict[str, Any]) -> str | int | None:
+    token = meta.get("progressToken")
+    if isinstance(token, bool):
+        return None
+    return token if isinstance(token, (str, int)) else None

@@ -1,0 +1,139 @@
+"""What a transport needs of the engine, and the one request lifecycle stdio and HTTP share."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Final, Protocol
+
+from .._errors import INTERNAL_ERROR
+from .._jsonrpc import Notification, Reply, Request, Response, busy_reply, encode, error_reply
+from .._session import Connection, Session
+from .._types import RequestId, Send
+
+logger = logging.getLogger("toolkit")
+
+STOPPING_MESSAGE: Final = "Internal error: the server is shutting down; retry later"
+
+Running = Callable[[], AbstractAsyncContextManager[Any]]
+"""Enters the server's lifespan (the ``Server.running`` context) for as long as a transport serves."""
+
+Finish = Callable[[Reply | None], Awaitable[None]]
+"""Where a request's end goes: its reply, or ``None`` when the client cancelled it (no response)."""
+
+
+class EngineFacing(Protocol):
+    """The engine as a transport sees it (``toolkit._engine.Engine`` implements it)."""
+
+    async def handle_request(
+        self,
+        request: Request,
+        connection: Connection | None,
+        send: Send,
+        *,
+        request_info: Any = None,
+        modern: bool | None = None,
+    ) -> Reply: ...
+
+    def handle_notification(self, notification: Notification, connection: Connection | None) -> None: ...
+
+    def handle_response(self, response: Response, connection: Connection | None) -> None: ...
+
+    def close_listeners(self) -> None: ...
+
+    def forget(self, session: Session) -> None: ...
+
+
+class Lifecycle:
+    """Runs each request in its own task, from the busy check to the shutdown drain.
+
+    A request cancelled by the client (``notifications/cancelled``; a modern HTTP disconnect)
+    gets no response, as the spec says; one cancelled because the server is stopping is owed
+    an answer, and gets a JSON-RPC error saying so (HTTP 503).
+    """
+
+    def __init__(self, engine: EngineFacing, *, max_concurrent_requests: int, shutdown_grace: float) -> None:
+        self.engine = engine
+        self.max_concurrent_requests = max_concurrent_requests
+        self.shutdown_grace = shutdown_grace
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.stopping = False
+
+    def busy(self, request_id: RequestId, inflight: int) -> dict[str, Any] | None:
+        """The error for a request over the concurrency limit, or ``None`` when it may run."""
+        limit = self.max_concurrent_requests
+        return busy_reply(request_id, limit) if inflight >= limit else None
+
+    def start(
+        self,
+        request: Request,
+        connection: Connection | None,
+        send: Send,
+        finish: Finish,
+        *,
+        request_info: Any = None,
+        modern: bool | None = None,
+    ) -> asyncio.Task[None]:
+        """Run ``request`` in a task of its own; ``connection`` (if any) can cancel it by id."""
+        task = asyncio.get_running_loop().create_task(
+            self._run(request, connection, send, finish, request_info, modern)
+        )
+        self.track(task)
+        if connection is not None:
+            connection.inflight[request.id] = task
+            task.add_done_callback(functools.partial(_forget_inflight, connection, request.id))
+        return task
+
+    async def _run(
+        self,
+        request: Request,
+        connection: Connection | None,
+        send: Send,
+        finish: Finish,
+        request_info: Any,
+        modern: bool | None,
+    ) -> None:
+        try:
+            reply = await self.engine.handle_request(
+                request, connection, send, request_info=request_info, modern=modern
+            )
+        except asyncio.CancelledError:
+            await finish(stopping_reply(request.id) if self.stopping else None)
+            raise
+        except Exception:
+            logger.exception("internal error while handling %s", request.method)
+            reply = Reply(encode(error_reply(request.id, INTERNAL_ERROR, "Internal error")), 500, True)
+        await finish(reply)
+
+    def track(self, task: asyncio.Task[Any]) -> None:
+        """Count ``task`` among the work the shutdown drain waits for."""
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def drain(self, grace: float | None = None) -> None:
+        """Give in-flight requests ``grace`` seconds; then cancel the rest, each answered as stopping."""
+        grace = self.shutdown_grace if grace is None else grace
+        if not self.tasks:
+            return
+        _, pending = await asyncio.wait(set(self.tasks), timeout=grace)
+        self.stopping = True
+        if not pending:
+            return
+        logger.warning(
+            "%d request(s) still running after the %g s shutdown grace period: cancelled", len(pending), grace
+        )
+        for task in pending:
+            task.cancel()
+        await asyncio.wait(pending, timeout=1.0)
+
+
+def stopping_reply(request_id: RequestId) -> Reply:
+    return Reply(encode(error_reply(request_id, INTERNAL_ERROR, STOPPING_MESSAGE)), 503, True)
+
+
+def _forget_inflight(connection: Connection, request_id: RequestId, task: asyncio.Task[Any]) -> None:
+    if connection.inflight.get(request_id) is task:
+        del connection.inflight[request_id]

@@ -1,0 +1,60 @@
+"""Small ASGI helpers the HTTP modules share."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..._jsonrpc import encode, error_reply
+
+if TYPE_CHECKING:
+    from starlette.types import Receive, Scope, Send
+
+
+async def respond(send: Send, status: int, body: bytes = b"", headers: Iterable[tuple[str, str]] = ()) -> None:
+    raw_headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers]
+    if body:
+        raw_headers.append((b"content-type", b"application/json"))
+    raw_headers.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def respond_error(
+    send: Send, status: int, code: int, message: str, request_id: Any = None, headers: Iterable[tuple[str, str]] = ()
+) -> None:
+    await respond(send, status, encode(error_reply(request_id, code, message)), headers)
+
+
+def header_map(scope: Scope) -> dict[str, str]:
+    """Lower-case header names to values; repeated headers joined with ", " (RFC 9110 §5.3)."""
+    headers: dict[str, str] = {}
+    for name, value in scope["headers"]:
+        key = name.decode("latin-1").lower()
+        text = value.decode("latin-1").strip()
+        headers[key] = f"{headers[key]}, {text}" if key in headers else text
+    return headers
+
+
+async def wait_disconnect(receive: Receive) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+class RequestInfo:
+    """What ``ctx.request`` exposes over HTTP: the ASGI scope, headers, and the stream closer."""
+
+    def __init__(self, scope: Scope, close_stream: Callable[[], Awaitable[None]]) -> None:
+        self.scope = scope
+        self.close_stream = close_stream
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return header_map(self.scope)
+
+    @property
+    def client(self) -> tuple[str, int] | None:
+        client = self.scope.get("client")
+        return (str(client[0]), int(client[1])) if client else None

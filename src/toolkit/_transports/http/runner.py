@@ -1,0 +1,120 @@
+"""Serving an app with uvicorn: one process with a graceful shutdown, or several workers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import math
+import os
+import secrets
+import signal
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any, Final
+
+import uvicorn
+from starlette.applications import Starlette
+
+from ..._mrtr import STATE_SECRET_ENV
+from .app import McpEndpoint
+
+logger = logging.getLogger("toolkit")
+
+WORKER_FACTORY: Final = "toolkit._loader:worker_app"
+"""What each worker process imports to build its app (it loads ``$TOOLKIT_APP`` again)."""
+
+
+def serve_app(
+    app: Starlette,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    log_level: str = "warning",
+    shutdown_grace: float | None = None,
+) -> None:
+    """Serve an app made by ``server.http_app`` with uvicorn until SIGTERM/SIGINT."""
+    endpoint: McpEndpoint = app.state.mcp
+    if shutdown_grace is not None:
+        endpoint.shutdown_grace = shutdown_grace
+    # uvicorn's own deadline comes a little after ours, so requests still running when the grace
+    # period ends are answered by toolkit (a JSON-RPC error), not cut off by uvicorn (a text 500).
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        lifespan="on",
+        timeout_graceful_shutdown=math.ceil(endpoint.shutdown_grace) + 2,
+    )
+    GracefulServer(config, endpoint).run()
+
+
+def run_workers(
+    app_spec: str | None,
+    *,
+    workers: int,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    log_level: str = "warning",
+    path: str | None = None,
+    options: dict[str, Any] | None = None,
+) -> None:
+    """Serve ``app_spec`` (the CLI's APP) in ``workers`` uvicorn worker processes.
+
+    ``path`` and ``options`` are the ``http_app`` arguments each worker builds its app with
+    when APP names a ``Server`` (an app built in code keeps its own).
+    """
+    if app_spec is None:
+        raise ValueError("workers > 1 needs the app given as 'path.py:attr' (use `toolkit run ... --workers N`)")
+    if options is not None:
+        if not options.get("stateless"):
+            # Legacy sessions live in one process, and the kernel spreads connections over the
+            # workers: a session's next request would reach a worker that never saw it.
+            logger.warning(
+                "with %d workers, legacy (2025-11-25 and older) clients are served without sessions; "
+                "run one worker per process behind sticky routing to keep them",
+                workers,
+            )
+            options = {**options, "stateless": True}
+        os.environ["TOOLKIT_HTTP_OPTIONS"] = json.dumps(options)
+    if path is not None:
+        os.environ["TOOLKIT_HTTP_PATH"] = path
+    # Every worker must sign and verify requestState with the same key.
+    os.environ.setdefault(STATE_SECRET_ENV, secrets.token_hex(32))
+    os.environ["TOOLKIT_APP"] = app_spec
+    uvicorn.run(WORKER_FACTORY, factory=True, host=host, port=port, workers=workers, log_level=log_level)
+
+
+class GracefulServer(uvicorn.Server):
+    """uvicorn's server, ending long-lived streams first on shutdown and exiting 0 after a signal.
+
+    uvicorn re-raises SIGTERM/SIGINT once it has shut down, so the process would end "killed
+    by signal"; a server that drained its requests as asked has succeeded and exits 0.
+    """
+
+    def __init__(self, config: uvicorn.Config, endpoint: McpEndpoint) -> None:
+        super().__init__(config)
+        self.endpoint = endpoint
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        originals = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in originals.items():
+                signal.signal(sig, handler)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.endpoint.begin_shutdown()
+        expiring = asyncio.create_task(self.endpoint.expire_requests())
+        try:
+            await super().shutdown(sockets)
+        finally:
+            expiring.cancel()

@@ -1,0 +1,134 @@
+"""What an HTTP request must pass before the engine sees it.
+
+- DNS-rebinding protection (2025-11-25 transports, "Security Warning"): a foreign ``Origin`` is
+  403, a foreign ``Host`` 421.
+- The modern era's header mirroring (2026-07-28 streamable-http, "Server Validation"): the
+  ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-*`` headers must say
+  exactly what the body says.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+from ..._jsonrpc import Request
+from ..._types import PROTOCOL_VERSION_KEY
+
+LOCAL_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
+NAMED_METHODS: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+"""Methods whose ``Mcp-Name`` header mirrors a body field, and which field."""
+
+ToolHeaders = Callable[[str], Mapping[str, tuple[str, ...]] | None]
+"""A tool's ``x-mcp-header`` parameters (header name → argument path), or ``None``: no such tool."""
+
+
+class HostGuard:
+    """DNS-rebinding protection: only the allowed Host and Origin values get through."""
+
+    def __init__(
+        self, *, allowed_hosts: Iterable[str] | None, allowed_origins: Iterable[str] | None, enabled: bool = True
+    ) -> None:
+        self.enabled = enabled
+        self.allowed_hosts = {host.lower() for host in (*LOCAL_HOSTS, *(allowed_hosts or ()))}
+        self.allowed_origins = {origin.lower().rstrip("/") for origin in allowed_origins or ()}
+
+    def check(self, headers: Mapping[str, str]) -> tuple[int, str] | None:
+        """``(status, message)`` for a refused request, or ``None``."""
+        if not self.enabled:
+            return None
+        origin = headers.get("origin")
+        if origin is not None and origin.lower().rstrip("/") not in self.allowed_origins:
+            scheme, _, rest = origin.partition("://")
+            if scheme.lower() not in ("http", "https") or host_only(rest) not in self.allowed_hosts:
+                return 403, f"Forbidden: Origin {origin!r} is not allowed (DNS-rebinding protection)"
+        host = headers.get("host")
+        if host is not None and host_only(host) not in self.allowed_hosts and "*" not in self.allowed_hosts:
+            return 421, f"Misdirected Request: Host {host!r} is not allowed (DNS-rebinding protection)"
+        return None
+
+
+def host_only(host: str) -> str:
+    """``host[:port]`` without the port (IPv6 literals keep their brackets)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[: host.find("]") + 1]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def decode_header_value(value: str) -> str | None:
+    """A header value, Base64-decoded when it uses the spec's ``=?base64?…?=`` sentinel; None if invalid."""
+    if value.startswith("=?base64?") and value.endswith("?=") and len(value) >= len("=?base64??="):
+        encoded = value[len("=?base64?") : -2]
+        try:
+            return base64.b64decode(encoded, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+    if any((ord(character) < 0x20 and character != "\t") or ord(character) > 0x7E for character in value):
+        return None
+    return value
+
+
+def header_problem(request: Request, headers: Mapping[str, str], tool_headers: ToolHeaders) -> str | None:
+    """What the modern request's headers fail to mirror from its body, or ``None``."""
+    version = headers.get("mcp-protocol-version")
+    if version is None:
+        return "the MCP-Protocol-Version header is missing"
+    meta = request.params.get("_meta")
+    body_version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
+    if body_version is not None and version != body_version:
+        return f"MCP-Protocol-Version header {version!r} does not match _meta protocolVersion {body_version!r}"
+    method = headers.get("mcp-method")
+    if method is None:
+        return "the Mcp-Method header is missing"
+    if method != request.method:
+        return f"Mcp-Method header {method!r} does not match body method {request.method!r}"
+    field_name = NAMED_METHODS.get(request.method)
+    if field_name is not None:
+        raw = headers.get("mcp-name")
+        if raw is None:
+            return f"the Mcp-Name header is missing (required for {request.method})"
+        name = decode_header_value(raw)
+        if name is None:
+            return "the Mcp-Name header has invalid characters or invalid Base64"
+        if name != request.params.get(field_name):
+            return f"Mcp-Name header {name!r} does not match body {field_name} {request.params.get(field_name)!r}"
+    if request.method == "tools/call":
+        return _param_header_problem(request, headers, tool_headers)
+    return None
+
+
+def _param_header_problem(request: Request, headers: Mapping[str, str], tool_headers: ToolHeaders) -> str | None:
+    params = tool_headers(str(request.params.get("name")))
+    if not params:
+        return None
+    arguments = request.params.get("arguments")
+    arguments = arguments if isinstance(arguments, dict) else {}
+    for header_name, path in params.items():
+        value: Any = arguments
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        raw = headers.get(f"mcp-param-{header_name.lower()}")
+        if value is None:
+            continue  # absent or null: the client omits the header, the server expects none
+        if raw is None:
+            return f"the Mcp-Param-{header_name} header is missing for argument {'.'.join(path)}"
+        decoded = decode_header_value(raw)
+        if decoded is None:
+            return f"the Mcp-Param-{header_name} header has invalid characters or invalid Base64"
+        if not _header_matches(decoded, value):
+            return f"Mcp-Param-{header_name} header {decoded!r} does not match argument {'.'.join(path)}"
+    return None
+
+
+def _header_matches(header: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return header == ("true" if value else "false")
+    if isinstance(value, int | float):
+        try:
+            return float(header) == float(value)
+        except ValueError:
+            return False
+    return header == str(value)
