@@ -67,7 +67,12 @@ class Engine:
     """
 
     def __init__(
-        self, registry: Registry, settings: Settings, *, owner: Any = None, lifespan_state: Callable[[], Any] = dict
+        self,
+        registry: Registry,
+        settings: Settings,
+        *,
+        owner: Any = None,
+        lifespan_state: Callable[[], Any] = lambda: None,
     ) -> None:
         self.registry = registry
         self.settings = settings

@@ -257,7 +257,9 @@ class Responder:
                     if item is None:
                         return  # the handler asked the client to reconnect; the request goes on
                 data = item.data if isinstance(item, Event) else item.reply.body if item.reply is not None else None
-                event_id = await store.append(stream_id, data) if store and stream_id and data is not None else None
+                event_id = None
+                if store is not None and stream_id is not None and data is not None:
+                    event_id = await store.append(stream_id, data)
                 if isinstance(item, Done):
                     finished = True
                     if store is not None and stream_id is not None:
