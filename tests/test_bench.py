@@ -16,16 +16,22 @@ from pathlib import Path
 from tests.support.processes import REPO
 
 
-def test_the_benchmark_runs_clean_in_quick_mode(tmp_path: Path) -> None:
+def _bench(*arguments: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """``scripts/bench ARGUMENTS``, which must exit 0 (every answer right)."""
     run = subprocess.run(
-        [str(REPO / "scripts" / "bench"), "--quick", "--only", "toolkit", "--out", str(tmp_path)],
+        [str(REPO / "scripts" / "bench"), *arguments],
         check=False,
         capture_output=True,
         text=True,
-        timeout=110,
+        timeout=timeout,
         cwd=REPO,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return run
+
+
+def test_the_benchmark_runs_clean_in_quick_mode(tmp_path: Path) -> None:
+    run = _bench("--quick", "--only", "toolkit", "--out", str(tmp_path), timeout=110)
     results = json.loads((tmp_path / "latest.json").read_text())
     assert results["errors"] == []
     assert results["frameworks"]["toolkit"]["available"] is True
@@ -45,16 +51,7 @@ def test_the_benchmark_compares_toolkit_with_a_baseline_commit(tmp_path: Path) -
     head = subprocess.run(
         ["git", "rev-parse", "HEAD"], check=True, capture_output=True, text=True, cwd=REPO
     ).stdout.strip()
-    command = ["--quick", "--baseline", "HEAD", "--only", "toolkit,base", "--out", str(tmp_path)]
-    run = subprocess.run(
-        [str(REPO / "scripts" / "bench"), *command],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=150,
-        cwd=REPO,
-    )
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    run = _bench("--quick", "--baseline", "HEAD", "--only", "toolkit,base", "--out", str(tmp_path), timeout=150)
     results = json.loads((tmp_path / "latest.json").read_text())
     assert results["errors"] == []
     baseline = results["baseline"]

@@ -37,15 +37,23 @@ T = TypeVar("T")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-@dataclass(frozen=True, slots=True)
 class Services:
     """What a ``Context`` reaches beyond its own request; the engine hands the same one to every call."""
 
-    settings: Settings
-    server: Any
-    """The ``Server`` facade, for ``ctx.server`` (held, never called, below the facade)."""
-    lifespan_state: Callable[[], Any]
-    read_resource: Callable[[str, RequestScope], Awaitable[list[dict[str, Any]]]]
+    __slots__ = ("lifespan_state", "read_resource", "server", "settings")
+
+    def __init__(
+        self,
+        settings: Settings,
+        server: Any,
+        lifespan_state: Callable[[], Any],
+        read_resource: Callable[[str, RequestScope], Awaitable[list[dict[str, Any]]]],
+    ) -> None:
+        self.settings = settings
+        self.server = server
+        """The ``Server`` facade, for ``ctx.server`` (held, never called, below the facade)."""
+        self.lifespan_state = lifespan_state
+        self.read_resource = read_resource
 
 
 @dataclass(frozen=True, slots=True)
