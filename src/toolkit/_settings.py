@@ -2,7 +2,8 @@
 
 ``Server`` takes them as constructor arguments and exposes each as an attribute of its own
 (``server.page_size = 4`` takes effect on the next request); the engine and every ``Context``
-read this one object, so nothing below the facade ever holds the ``Server``.
+read this one object, so nothing below the facade ever holds the ``Server``. Transports are
+handed their limits (``max_concurrent_requests``) when they are built, by ``run``/``http_app``.
 """
 
 from __future__ import annotations
