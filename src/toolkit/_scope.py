@@ -61,6 +61,7 @@ class RequestScope:
 
 
 def modern_scope(request: Request, send: Send) -> RequestScope:
+    """A modern request's scope, from its ``_meta`` alone (-32602 / -32022 when that is incomplete)."""
     params = request.params
     meta = params.get("_meta")
     if not isinstance(meta, dict):
@@ -97,6 +98,7 @@ def modern_scope(request: Request, send: Send) -> RequestScope:
 
 
 def legacy_scope(request: Request, connection: Connection | None, send: Send) -> RequestScope | None:
+    """A legacy request's scope, from its session; ``None`` for ``initialize`` (the engine opens the session)."""
     if request.method == "initialize":
         if connection is None:
             raise McpError(INVALID_REQUEST, "Invalid Request: initialize is not available here")
