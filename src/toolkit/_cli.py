@@ -100,7 +100,6 @@ def _main(argv: list[str] | None) -> None:
         # The HTTP stack is imported only when HTTP is served: a stdio start stays fast.
         from ._transports.http import runner  # noqa: PLC0415
 
-        assert not isinstance(target, Server)
         if args.workers > 1:
             runner.run_workers(args.app, workers=args.workers, host=args.host, port=args.port)
         else:

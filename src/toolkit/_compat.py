@@ -25,6 +25,7 @@ import pydantic_core
 from ._content import NO_STRUCTURED, CallOutcome, ContentBlock
 from ._errors import (
     INVALID_PARAMS,
+    METHOD_NOT_FOUND,
     MISSING_CAPABILITY,
     RESOURCE_NOT_FOUND,
     McpError,
@@ -304,6 +305,16 @@ def server_info(
 
 
 # --- errors whose code or wording depends on the era ----------------------------------------
+
+
+def method_not_found(method: str, version: str) -> McpError:
+    """-32601; over HTTP a 404 in the modern era only (2026-07-28 streamable-http, "Protocol Version
+    Header"): to a legacy session a 404 means "your session is gone"."""
+    return McpError(
+        METHOD_NOT_FOUND,
+        f"Method not found: {method!r} is not available in protocol version {version}",
+        http_status=404 if is_modern(version) else 200,
+    )
 
 
 def resource_not_found(uri: str, version: str) -> McpError:

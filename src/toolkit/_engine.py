@@ -23,7 +23,6 @@ from ._context import Context, Services
 from ._errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    METHOD_NOT_FOUND,
     ArgumentsTooDeep,
     InputRequired,
     McpError,
@@ -169,14 +168,7 @@ class Engine:
         if handler is None:
             handler = (self._modern_only if scope.modern else self._legacy_only).get(method)
         if handler is None or not self._capable(method):
-            era = f"protocol version {scope.version}"
-            # HTTP 404 for an unknown method is the modern era's rule (streamable-http, "Protocol
-            # Version Header"); to a legacy session a 404 means "your session is gone".
-            raise McpError(
-                METHOD_NOT_FOUND,
-                f"Method not found: {method!r} is not available in {era}",
-                http_status=404 if scope.modern else 200,
-            )
+            raise _compat.method_not_found(method, scope.version)
         return handler
 
     def _capable(self, method: str) -> bool:

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ._errors import AppNotFound
 from ._server import Server
@@ -65,7 +65,7 @@ def _import(target: str) -> Any:
         raise AppNotFound(f"cannot import module {target!r}: {exc}") from None
 
 
-def is_http_app(value: Any) -> bool:
+def is_http_app(value: Any) -> TypeGuard[McpApp]:
     """Whether ``value`` is an app made by ``server.http_app()``."""
     # Duck-typed: checking isinstance(value, McpApp) would import the HTTP stack into every stdio start.
     return isinstance(getattr(getattr(value, "state", None), "server", None), Server)

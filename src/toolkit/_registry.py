@@ -34,19 +34,19 @@ class Registry:
         self.completers: dict[CompletionKey, Completer] = {}
         self.generation: dict[Kind, int] = dict.fromkeys(KINDS, 0)
         self._listeners: list[Callable[[Kind], None]] = []
+        self._tables: dict[Kind, dict[str, Any]] = {
+            "tools": self.tools,
+            "resources": self.resources,
+            "templates": self.templates,
+            "prompts": self.prompts,
+        }
 
     def on_change(self, listener: Callable[[Kind], None]) -> None:
         """Call ``listener(kind)`` after every addition or removal (from any thread)."""
         self._listeners.append(listener)
 
     def items(self, kind: Kind) -> Mapping[str, Any]:
-        tables: dict[Kind, Mapping[str, Any]] = {
-            "tools": self.tools,
-            "resources": self.resources,
-            "templates": self.templates,
-            "prompts": self.prompts,
-        }
-        return tables[kind]
+        return self._tables[kind]
 
     @property
     def has_resources(self) -> bool:
@@ -59,53 +59,49 @@ class Registry:
     # --- changes ------------------------------------------------------------------------------
 
     def add_tool(self, tool: Tool) -> Tool:
-        if tool.name in self.tools:
-            raise RegistrationError(
-                f"a tool named {tool.name!r} is already registered; pass name=... to register another"
-            )
-        self.tools[tool.name] = tool
-        self._changed("tools")
+        self._add(
+            "tools",
+            tool.name,
+            tool,
+            f"a tool named {tool.name!r} is already registered; pass name=... to register another",
+        )
         return tool
 
     def remove_tool(self, name: str) -> None:
-        if self.tools.pop(name, None) is None:
-            raise KeyError(f"no tool named {name!r}")
-        self._changed("tools")
+        self._remove("tools", name, f"no tool named {name!r}")
 
     def add_resource(self, resource: Resource) -> None:
-        if resource.uri in self.resources:
-            raise RegistrationError(f"a resource {resource.uri!r} is already registered")
-        self.resources[resource.uri] = resource
-        self._changed("resources")
+        self._add("resources", resource.uri, resource, f"a resource {resource.uri!r} is already registered")
 
     def add_template(self, template: ResourceTemplate) -> None:
-        if template.uri_template in self.templates:
-            raise RegistrationError(f"a resource template {template.uri_template!r} is already registered")
-        self.templates[template.uri_template] = template
-        self._changed("templates")
+        uri = template.uri_template
+        self._add("templates", uri, template, f"a resource template {uri!r} is already registered")
 
     def remove_resource(self, uri: str) -> None:
         """Remove a resource or a template by its URI (template)."""
-        if self.resources.pop(uri, None) is not None:
-            self._changed("resources")
-        elif self.templates.pop(uri, None) is not None:
-            self._changed("templates")
-        else:
-            raise KeyError(f"no resource or template {uri!r}")
+        kind: Kind = "resources" if uri in self.resources else "templates"
+        self._remove(kind, uri, f"no resource or template {uri!r}")
 
     def add_prompt(self, prompt: Prompt) -> None:
-        if prompt.name in self.prompts:
-            raise RegistrationError(f"a prompt named {prompt.name!r} is already registered")
-        self.prompts[prompt.name] = prompt
-        self._changed("prompts")
+        self._add("prompts", prompt.name, prompt, f"a prompt named {prompt.name!r} is already registered")
 
     def remove_prompt(self, name: str) -> None:
-        if self.prompts.pop(name, None) is None:
-            raise KeyError(f"no prompt named {name!r}")
-        self._changed("prompts")
+        self._remove("prompts", name, f"no prompt named {name!r}")
 
     def add_completer(self, key: CompletionKey, completer: Completer) -> None:
         self.completers[key] = completer
+
+    def _add(self, kind: Kind, key: str, item: Any, duplicate: str) -> None:
+        table = self._tables[kind]
+        if key in table:
+            raise RegistrationError(duplicate)
+        table[key] = item
+        self._changed(kind)
+
+    def _remove(self, kind: Kind, key: str, missing: str) -> None:
+        if self._tables[kind].pop(key, None) is None:
+            raise KeyError(missing)
+        self._changed(kind)
 
     def _changed(self, kind: Kind) -> None:
         self.generation[kind] += 1

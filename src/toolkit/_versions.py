@@ -37,6 +37,11 @@ BEFORE_INITIALIZE: Final = LEGACY_VERSIONS[0]
 _POSITION: Final = {version: index for index, version in enumerate(KNOWN_VERSIONS)}
 
 
+def sessionless_legacy_version(header: str | None) -> str:
+    """The version a legacy request without a session is served under: its ``MCP-Protocol-Version``."""
+    return header if header is not None and header in LEGACY_VERSIONS else ASSUMED_WITHOUT_HEADER
+
+
 def is_known(version: str) -> bool:
     return version in _POSITION
 

@@ -22,11 +22,10 @@ from ..._events import EventStore
 from ..._jsonrpc import Invalid, Notification, Request, Response, encode, error_reply, parse
 from ..._session import Connection
 from ..._versions import (
-    ASSUMED_WITHOUT_HEADER,
     KNOWN_VERSIONS,
-    LEGACY_VERSIONS,
     MODERN_VERSIONS,
     is_modern_request,
+    sessionless_legacy_version,
     unsupported_version,
 )
 from ..base import EngineFacing, Lifecycle, Running
@@ -320,8 +319,7 @@ class McpEndpoint:
             return
         connection = Connection()
         if message.method != "initialize":
-            version = header_version if header_version in LEGACY_VERSIONS else ASSUMED_WITHOUT_HEADER
-            connection.session.version = version
+            connection.session.version = sessionless_legacy_version(header_version)
         await self.responder.answer(message, None, scope, receive, send, sse, resumable=False, connection=connection)
 
     # --- GET: the standalone stream, or resuming one ----------------------------------------
