@@ -25,8 +25,8 @@ include of a file under examples/). Kinds:
   schema and the structured content each tool gives.
 
 Everything comes off the wire of toolkit's in-memory test client, exactly as a client sees it,
-except a ``requestState``, which is signed with a per-process key and an expiry time: only its
-first characters are kept.
+except a ``requestState``, which is sealed with a per-process key and a random nonce: only its
+format number is kept.
 """
 
 from __future__ import annotations
@@ -52,7 +52,6 @@ from toolkit.testing import Client
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 OWNED_ELSEWHERE = {"tools-and-schemas.md"}
-STATE_PREFIX = 24
 
 REGION = re.compile(
     r"(<!-- BEGIN GENERATED: (?P<name>[^>]*?) -->\n)(?P<body>.*?)(<!-- END GENERATED: (?P=name) -->)",
@@ -151,7 +150,7 @@ def _roots(params: dict[str, Any]) -> dict[str, Any]:
 def _shorten_state(result: dict[str, Any]) -> dict[str, Any]:
     state = result.get("requestState")
     if isinstance(state, str):
-        result["requestState"] = state[:STATE_PREFIX] + "…"
+        result["requestState"] = state.split(".", 1)[0] + ".…"
     return result
 
 

@@ -108,12 +108,16 @@ class Running:
 
 
 @contextlib.asynccontextmanager
-async def serve(target: Server | Any, *, path: str = "/mcp", **options: Any) -> AsyncIterator[Running]:
-    """Serve ``target`` (a ``Server``, whose ``http_app`` gets ``options``, or any ASGI app) on 127.0.0.1."""
+async def serve(target: Server | Any, *, path: str = "/mcp", port: int = 0, **options: Any) -> AsyncIterator[Running]:
+    """Serve ``target`` (a ``Server``, whose ``http_app`` gets ``options``, or any ASGI app) on 127.0.0.1.
+
+    ``port`` 0 takes a free one; a test that must know the URL before the server exists (a
+    token's audience) picks one with ``free_port()`` and passes it.
+    """
     app = target.http_app(path=path, **options) if isinstance(target, Server) else target
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
     config = uvicorn.Config(
         app, lifespan="on", log_level="warning", ws="none", timeout_graceful_shutdown=3, access_log=False

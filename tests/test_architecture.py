@@ -3,7 +3,7 @@
 Imports are read with ``ast``, module-level or inside a function alike; only those under
 ``if TYPE_CHECKING:`` (annotations) are exempt. The layers are listed bottom-up; a module may
 import its own layer and the layers below it. Transports are stricter: they are handed an
-engine and callables, so they import only the foundation and the store.
+engine and callables, so they import only the foundation, the store and the auth wing.
 """
 
 from __future__ import annotations
@@ -23,13 +23,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("registry", ("_registry",)),
     ("compat", ("_compat",)),
     ("store", ("_session", "_events", "_mrtr")),
+    ("auth", ("_auth",)),
     ("transports", ("_transports",)),
     ("engine", ("_settings", "_scope", "_context", "_notifications", "_pages", "_engine")),
     ("facade", ("_server",)),
-    ("entry", ("_loader", "_cli", "testing", "__main__", "__init__")),
+    ("entry", ("_loader", "_cli", "testing", "auth", "__main__", "__init__")),
 ]
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
-TRANSPORTS_MAY_IMPORT = {"foundation", "store", "transports"}
+TRANSPORTS_MAY_IMPORT = {"foundation", "store", "auth", "transports"}
 MAX_TRANSPORT_FUNCTION_LINES = 60
 
 

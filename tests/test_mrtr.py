@@ -1,4 +1,4 @@
-"""Multi round-trip input (2026-07-28): input_required, inputResponses and signed requestState."""
+"""Multi round-trip input (2026-07-28): input_required, inputResponses and sealed requestState."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def accept(content: dict[str, Any]) -> dict[str, Any]:
     return {"action": "accept", "content": content}
 
 
-def make_server(secret: str | None = None) -> tuple[Server, list[str]]:
+def make_server(secret: str | list[str] | None = None) -> tuple[Server, list[str]]:
     server = Server("mrtr", state_secret=secret)
     runs: list[str] = []
 
@@ -193,6 +193,39 @@ async def test_replicas_sharing_a_secret_accept_each_others_state() -> None:
         assert (await call(third_client, "two_rounds", inputResponses={}, requestState=state))["error"][
             "code"
         ] == -32602
+
+
+async def test_key_rotation_keeps_states_in_flight_working() -> None:
+    before, _ = make_server("old-secret")
+    during, _ = make_server(["new-secret", "old-secret"])  # the new key seals, the old one still opens
+    after, _ = make_server("new-secret")  # the old key retired once its states expired
+    async with Client(before, capabilities=CAPABILITIES) as client:
+        old_state = (await call(client, "two_rounds"))["result"]["requestState"]
+    async with Client(during, capabilities=CAPABILITIES) as client:
+        answered = await call(
+            client, "two_rounds", inputResponses={"name": accept({"name": "Ada"})}, requestState=old_state
+        )
+        new_state = answered["result"]["requestState"]  # sealed with the new key
+        assert new_state.split(".")[1] != old_state.split(".")[1]
+    async with Client(after, capabilities=CAPABILITIES) as client:
+        done = await call(
+            client, "two_rounds", inputResponses={"color": accept({"color": "red"})}, requestState=new_state
+        )
+        assert done["result"]["content"][0]["text"] == "hi Ada (red)"
+        retired = await call(client, "two_rounds", inputResponses={}, requestState=old_state)
+        assert retired["error"]["code"] == -32602
+        assert "does not have" in retired["error"]["message"]
+
+
+def test_state_secret_ring_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolkit._mrtr import StateSigner
+
+    monkeypatch.setenv("TOOLKIT_STATE_SECRET", "new-secret old-secret")
+    ring = StateSigner()
+    sealed_by_old = StateSigner("old-secret").sign(method="tools/call", name="t", arguments={}, answers={"k": 1})
+    assert ring.verify(sealed_by_old, method="tools/call", name="t", arguments={}) == {"k": 1}
+    with pytest.raises(ValueError, match="state_secret"):
+        StateSigner([])
 
 
 async def test_prompts_and_resources_can_ask_too() -> None:

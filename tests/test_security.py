@@ -411,7 +411,7 @@ async def test_session_ids_cannot_be_guessed_reused_or_carried_to_another_server
     assert (await session.request("ping")).status == 404, "a deleted session id is dead for good"
 
 
-# --- signed requestState -----------------------------------------------------------------------
+# --- sealed requestState -----------------------------------------------------------------------
 
 
 def mrtr_server(secret: str = "test-secret") -> Server:
@@ -471,25 +471,32 @@ def _b64encode(data: bytes) -> str:
 
 
 def _forged_states(state: str) -> dict[str, Any]:
-    body, _, mac = state.partition(".")
-    payload = _b64decode(body)
-    rewritten = payload.replace(b"alice", b"mallory")
-    assert rewritten != payload, "the test expects the answer inside the state"
-    flipped = bytearray(_b64decode(mac))
-    flipped[0] ^= 1
+    version, key_id, body = state.split(".")
+    sealed = _b64decode(body)
+    assert b"alice" not in sealed, "the answers inside the state must be encrypted, not just signed"
+    flipped = bytearray(sealed)
+    flipped[-1] ^= 1  # the GCM tag
+    nonce_changed = bytearray(sealed)
+    nonce_changed[0] ^= 1
+    middle = bytearray(sealed)
+    middle[len(middle) // 2] ^= 0x20  # inside the ciphertext
     return {
-        "answers rewritten, old mac": f"{_b64encode(rewritten)}.{mac}",
-        "mac bit flipped": f"{body}.{_b64encode(bytes(flipped))}",
-        "mac dropped": body,
-        "mac empty": f"{body}.",
-        "mac truncated": f"{body}.{mac[:10]}",
+        "tag bit flipped": f"{version}.{key_id}.{_b64encode(bytes(flipped))}",
+        "nonce changed": f"{version}.{key_id}.{_b64encode(bytes(nonce_changed))}",
+        "ciphertext bit flipped": f"{version}.{key_id}.{_b64encode(bytes(middle))}",
+        "tag dropped": f"{version}.{key_id}.{_b64encode(sealed[:-16])}",
+        "sealed part empty": f"{version}.{key_id}.",
+        "sealed part truncated": f"{version}.{key_id}.{body[:10]}",
+        "unknown key id": f"{version}.AAAAAAAA.{body}",
+        "another format": f"1.{key_id}.{body}",
+        "segment dropped": f"{version}.{body}",
         "extra segment": f"{state}.x",
-        "not base64": "!!!.???",
+        "not base64": "2.!!!.???",
         "empty": "",
         "a number": 12345,
         "an object": {"a": 1},
         "a list": [state],
-        "a megabyte": "A" * 1_000_000 + "." + mac,
+        "a megabyte": f"{version}.{key_id}." + "A" * 1_000_000,
     }
 
 

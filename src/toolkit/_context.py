@@ -24,6 +24,7 @@ import pydantic
 from pydantic import BaseModel
 
 from . import _compat
+from ._auth.tokens import AccessToken
 from ._errors import ClientRequestError, InputRequired, ToolError
 from ._schema.elicitation import elicitation_schema
 from ._scope import RequestScope
@@ -125,6 +126,15 @@ class Context:
     @property
     def client_info(self) -> dict[str, Any] | None:
         return self._scope.client_info
+
+    @property
+    def access_token(self) -> AccessToken | None:
+        """The caller's verified access token (subject, client id, scopes, claims, expiry).
+
+        Set on every request of an HTTP server with ``auth=``; ``None`` otherwise (stdio takes
+        its credentials from the environment, as the spec says).
+        """
+        return self._scope.access_token
 
     @property
     def client_capabilities(self) -> dict[str, Any]:

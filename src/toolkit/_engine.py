@@ -17,12 +17,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from . import _compat
+from ._auth.tokens import AccessToken
 from ._completions import choices, completion_result
 from ._content import CallOutcome
 from ._context import Context, Services
 from ._errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    INVALID_REQUEST,
     ArgumentsTooDeep,
     InputRequired,
     McpError,
@@ -33,11 +35,13 @@ from ._errors import (
 from ._jsonrpc import Notification, Raw, Reply, Request, Response, TooDeep, encode, encode_result, error_reply
 from ._notifications import Listener, Subscribers
 from ._pages import Pages
+from ._prompts import Prompt
 from ._registry import Kind, Registry
 from ._resources import Resource, ResourceTemplate
 from ._scope import RequestScope, legacy_scope, modern_scope
 from ._session import Connection, Session
 from ._settings import Settings
+from ._tools import Tool
 from ._types import (
     LOG_RANK,
     RequestId,
@@ -52,6 +56,7 @@ from ._versions import (
 logger = logging.getLogger("toolkit")
 
 Handler = Callable[[RequestScope], Awaitable[dict[str, Any] | Raw]]
+NO_SCOPES: frozenset[str] = frozenset()
 
 
 def _error(request_id: RequestId | None, exc: McpError) -> Reply:
@@ -114,11 +119,14 @@ class Engine:
         *,
         request_info: Any = None,
         modern: bool | None = None,
+        access_token: AccessToken | None = None,
     ) -> Reply:
         """Answer one request.
 
         ``connection`` is ``None`` for stateless HTTP traffic. ``modern`` forces the era (the
         HTTP transport decides it from headers too); by default it is read off ``_meta``.
+        ``access_token`` is the caller's verified token (HTTP with ``auth=``): the request
+        sees only what its scopes grant. Without one, nothing is hidden (stdio is trusted).
         """
         try:
             if modern if modern is not None else is_modern_request(request.method, request.params):
@@ -129,6 +137,9 @@ class Engine:
                 assert connection is not None
                 return self._initialize(request, connection, send)
             scope.request_info = request_info
+            if access_token is not None:
+                scope.access_token = access_token
+                self._authorize(request, access_token)
             handler = self._handler_for(scope)
             result = await handler(scope)
         except McpError as exc:
@@ -151,6 +162,58 @@ class Engine:
     def handle_response(self, response: Response, connection: Connection | None) -> None:
         if connection is None or not connection.session.resolve(response):
             logger.debug("ignoring a response to unknown request id %r", response.id)
+
+    def required_scopes(self, method: str, params: dict[str, Any]) -> frozenset[str]:
+        """The scopes the tool, resource or prompt a request targets requires (none for other requests)."""
+        registry = self.registry
+        if method == "tools/call":
+            kinds: tuple[Kind, ...] = ("tools",)
+        elif method in ("resources/read", "resources/subscribe"):
+            kinds = ("resources", "templates")
+        elif method == "prompts/get":
+            kinds = ("prompts",)
+        elif method == "completion/complete":
+            kinds = ("prompts", "resources", "templates")
+        else:
+            return NO_SCOPES
+        if not any(registry.scopes[kind] for kind in kinds):
+            return NO_SCOPES  # nothing of those kinds is protected: the common case, at once
+        target = self._target(method, params)
+        return target.scopes if target is not None else NO_SCOPES
+
+    def _target(self, method: str, params: dict[str, Any]) -> Tool | Resource | ResourceTemplate | Prompt | None:
+        registry = self.registry
+        if method == "tools/call":
+            name = params.get("name")
+            return registry.tools.get(name) if isinstance(name, str) else None
+        if method == "prompts/get":
+            name = params.get("name")
+            return registry.prompts.get(name) if isinstance(name, str) else None
+        if method == "completion/complete":
+            ref = params.get("ref")
+            if not isinstance(ref, dict):
+                return None
+            key = ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")
+            if not isinstance(key, str):
+                return None
+            if ref.get("type") == "ref/prompt":
+                return registry.prompts.get(key)
+            return registry.templates.get(key) or registry.resources.get(key)
+        uri = params.get("uri")
+        found = registry.find_resource(uri) if isinstance(uri, str) else None
+        return found[0] if found is not None else None
+
+    def _authorize(self, request: Request, access_token: AccessToken) -> None:
+        """Refuse a request for something the token's scopes do not grant (HTTP checks first, with a challenge)."""
+        needed = self.required_scopes(request.method, request.params)
+        if needed and not needed <= access_token.scopes:
+            scopes = " ".join(sorted(needed))
+            raise McpError(
+                INVALID_REQUEST,
+                f"Forbidden: this request needs the scope(s) {scopes}",
+                {"requiredScopes": sorted(needed)},
+                http_status=403,
+            )
 
     def close_listeners(self) -> None:
         """End every open subscription gracefully (each gets its result response)."""
@@ -282,7 +345,9 @@ class Engine:
                 honoured[key] = True
         uris = requested.get("resourceSubscriptions")
         if isinstance(uris, list) and self.registry.has_resources:
-            honoured["resourceSubscriptions"] = [uri for uri in uris if isinstance(uri, str)]
+            honoured["resourceSubscriptions"] = [
+                uri for uri in uris if isinstance(uri, str) and self._may_read(uri, scope)
+            ]
         listener = Listener(scope.request_id, honoured, scope.send)
         await scope.send(
             {
@@ -294,15 +359,26 @@ class Engine:
         await self.subscribers.listen(listener)
         return self._finish({"_meta": listener.tag}, scope)
 
+    def _may_read(self, uri: str, scope: RequestScope) -> bool:
+        token = scope.access_token
+        return token is None or self.required_scopes("resources/read", {"uri": uri}) <= token.scopes
+
     # --- lists ------------------------------------------------------------------------------------
 
     def _page(self, kind: Kind, scope: RequestScope, build: Callable[[list[Any]], list[dict[str, Any]]]) -> Raw:
+        # A caller with a token sees what its scopes grant; pages are cached per set of the
+        # scopes that matter here, so callers with the same grants share them.
+        protected = self.registry.scopes[kind]
+        token = scope.access_token
+        visible = token.scopes & protected if token is not None and protected else None
+
         def finish(result: dict[str, Any]) -> dict[str, Any]:
-            _compat.cacheable(result, scope.version, self.settings.list_ttl_ms, "public")
+            audience = "public" if visible is None else "private"
+            _compat.cacheable(result, scope.version, self.settings.list_ttl_ms, audience)
             return self._finish(result, scope)
 
         cursor = scope.params.get("cursor")
-        return self._pages.page(kind, scope.version, cursor, self.settings.page_size, build, finish)
+        return self._pages.page(kind, scope.version, cursor, self.settings.page_size, build, finish, visible)
 
     async def _tools_list(self, scope: RequestScope) -> Raw:
         version = scope.version
@@ -457,7 +533,9 @@ class Engine:
             state = scope.params.get("requestState")
             if state is not None:
                 signer = self.settings.state_signer
-                answers.update(signer.verify(state, method=scope.method, name=name, arguments=arguments))
+                answers.update(
+                    signer.verify(state, method=scope.method, name=name, arguments=arguments, caller=scope.caller)
+                )
             responses = scope.params.get("inputResponses")
             if isinstance(responses, dict):
                 answers.update({key: value for key, value in responses.items() if isinstance(value, dict)})
@@ -468,7 +546,7 @@ class Engine:
         if not scope.modern or not scope.pending_inputs:  # pragma: no cover - legacy never raises it
             raise McpError(INTERNAL_ERROR, "Internal error: input requested outside the modern era")
         state = self.settings.state_signer.sign(
-            method=scope.method, name=name, arguments=arguments, answers=scope.answers
+            method=scope.method, name=name, arguments=arguments, answers=scope.answers, caller=scope.caller
         )
         result = {"inputRequests": dict(scope.pending_inputs), "requestState": state}
         return self._finish(result, scope, result_type="input_required")

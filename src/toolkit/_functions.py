@@ -13,9 +13,10 @@ import contextvars
 import functools
 import inspect
 import queue
+import re
 import threading
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final, get_args, get_origin
 
@@ -23,6 +24,8 @@ from ._errors import RegistrationError
 from ._schema.docstrings import Docstring, parse_docstring
 
 _EMPTY = inspect.Parameter.empty
+_SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
+"""RFC 6749 §3.3 scope-token: printable ASCII but space, ``"`` and ``\\``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,3 +189,18 @@ MAX_WORKER_THREADS: Final = 40
 """Plain functions running at once (anyio's default too, so FastAPI users find the same)."""
 
 WORKERS: Final = WorkerThreads(MAX_WORKER_THREADS)
+
+
+def declared_scopes(scopes: Iterable[str] | None, what: str) -> frozenset[str]:
+    """The ``scopes=`` of a tool, resource or prompt, checked (a lone string is a mistake: say so)."""
+    if scopes is None:
+        return frozenset()
+    if isinstance(scopes, str):
+        raise RegistrationError(f"{what}: scopes= takes a list of scopes, e.g. scopes=[{scopes!r}], not a string")
+    result = frozenset(scopes)
+    for scope in result:
+        if not isinstance(scope, str) or not _SCOPE.fullmatch(scope):
+            raise RegistrationError(
+                f"{what}: {scope!r} is not a valid OAuth scope (printable ASCII without spaces, quotes or backslashes)"
+            )
+    return result

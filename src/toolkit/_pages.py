@@ -27,11 +27,12 @@ LIST_FIELDS: Final[dict[Kind, str]] = {
 
 
 class Pages:
-    """Encoded list pages per (kind, shape, offset), dropped when the kind changes."""
+    """Encoded list pages per (kind, shape, offset, visible scopes), dropped when the kind changes."""
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
-        self._cache: dict[tuple[Kind, str, int], Raw] = {}
+        self._cache: dict[tuple[Kind, str, int, frozenset[str] | None], Raw] = {}
+        self._visible: dict[tuple[Kind, frozenset[str]], list[Any]] = {}
 
     def page(
         self,
@@ -41,12 +42,16 @@ class Pages:
         page_size: int,
         build: Callable[[list[Any]], list[dict[str, Any]]],
         finish: Callable[[dict[str, Any]], dict[str, Any]],
+        visible: frozenset[str] | None = None,
     ) -> Raw:
-        """The page at ``cursor``: ``build`` turns registry items into entries, ``finish`` adds the envelope."""
-        items = list(self.registry.items(kind).values())
+        """The page at ``cursor``: ``build`` turns registry items into entries, ``finish`` adds the envelope.
+
+        With ``visible`` (the caller's scopes), only the items whose scopes it holds are listed.
+        """
+        items = self._items(kind, visible)
         generation = self.registry.generation[kind]
         offset = _decode_cursor(cursor, kind, generation, len(items))
-        key = (kind, shape, offset)
+        key = (kind, shape, offset, visible)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
@@ -57,8 +62,18 @@ class Pages:
         self._cache[key] = raw
         return raw
 
+    def _items(self, kind: Kind, visible: frozenset[str] | None) -> list[Any]:
+        if visible is None:
+            return list(self.registry.items(kind).values())
+        items = self._visible.get((kind, visible))
+        if items is None:
+            items = [item for item in self.registry.items(kind).values() if item.scopes <= visible]
+            self._visible[kind, visible] = items
+        return items
+
     def invalidate(self, kind: Kind) -> None:
         self._cache = {key: value for key, value in self._cache.items() if key[0] != kind}
+        self._visible = {key: value for key, value in self._visible.items() if key[0] != kind}
 
 
 def _encode_cursor(kind: str, generation: int, offset: int) -> str:

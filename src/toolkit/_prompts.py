@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import pydantic
 
 from ._content import ContentBlock, Text
 from ._errors import PromptError
-from ._functions import FunctionInfo, inspect_function, invoke
+from ._functions import FunctionInfo, declared_scopes, inspect_function, invoke
 from ._schema import hints
 
 
@@ -64,6 +64,7 @@ class Prompt:
         description: str | None = None,
         icons: list[dict[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> None:
         self.fn = fn
         self.info: FunctionInfo = inspect_function(fn, kind="prompt", context_type=context_type)
@@ -72,6 +73,8 @@ class Prompt:
         self.description = description if description is not None else (self.info.doc.summary or "")
         self.icons = icons
         self.meta = dict(meta) if meta else None
+        self.scopes = declared_scopes(scopes, f"prompt {self.name!r}")
+        """OAuth scopes a caller's access token must grant to see and get this prompt."""
         self.arguments = []
         for param in self.info.params:
             argument: dict[str, Any] = {"name": param.name}

@@ -33,6 +33,8 @@ class Registry:
         self.prompts: dict[str, Prompt] = {}
         self.completers: dict[CompletionKey, Completer] = {}
         self.generation: dict[Kind, int] = dict.fromkeys(KINDS, 0)
+        self.scopes: dict[Kind, frozenset[str]] = dict.fromkeys(KINDS, frozenset())
+        """Per kind, every scope some item of that kind requires (empty: nothing is protected)."""
         self._listeners: list[Callable[[Kind], None]] = []
         self._tables: dict[Kind, dict[str, Any]] = {
             "tools": self.tools,
@@ -96,11 +98,16 @@ class Registry:
         if key in table:
             raise RegistrationError(duplicate)
         table[key] = item
+        if item.scopes:
+            self.scopes[kind] |= item.scopes
         self._changed(kind)
 
     def _remove(self, kind: Kind, key: str, missing: str) -> None:
-        if self._tables[kind].pop(key, None) is None:
+        item = self._tables[kind].pop(key, None)
+        if item is None:
             raise KeyError(missing)
+        if item.scopes:
+            self.scopes[kind] = frozenset().union(*(other.scopes for other in self._tables[kind].values()))
         self._changed(kind)
 
     def _changed(self, kind: Kind) -> None:
@@ -109,6 +116,10 @@ class Registry:
             listener(kind)
 
     # --- lookups ------------------------------------------------------------------------------
+
+    def scopes_in_use(self) -> frozenset[str]:
+        """Every scope any tool, resource, template or prompt requires."""
+        return frozenset().union(*self.scopes.values())
 
     def find_resource(self, uri: str) -> tuple[Resource | ResourceTemplate, dict[str, str]] | None:
         """The resource at ``uri``, or the first template matching it with its variables."""

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 import pydantic
 import pydantic_core
 
 from ._errors import RegistrationError
-from ._functions import FunctionInfo, inspect_function, invoke
+from ._functions import FunctionInfo, declared_scopes, inspect_function, invoke
 from ._schema import hints
 
 _VARIABLE: Final = re.compile(r"\{([+#]?)([A-Za-z_][A-Za-z0-9_]*)(\*?)\}")
@@ -73,6 +73,7 @@ class _Readable:
         meta: Mapping[str, Any] | None,
         ttl_ms: int | None,
         cache_scope: str | None,
+        scopes: Iterable[str] | None = None,
     ) -> None:
         self.fn = fn
         self.info: FunctionInfo = inspect_function(fn, kind="resource", context_type=context_type)
@@ -85,6 +86,8 @@ class _Readable:
         self.meta = dict(meta) if meta else None
         self.ttl_ms = ttl_ms
         self.cache_scope = cache_scope
+        self.scopes = declared_scopes(scopes, f"resource {self.name!r}")
+        """OAuth scopes a caller's access token must grant to see and read this resource."""
 
     def _listing(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"name": self.name}

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _compat
+from ._auth.tokens import AccessToken
 from ._errors import INVALID_PARAMS, INVALID_REQUEST, McpError
 from ._jsonrpc import Request
 from ._session import Connection, Session
@@ -49,6 +50,13 @@ class RequestScope:
     """Modern: input requests raised in this round."""
     request_info: Any = None
     """The transport's view of the request (e.g. the Starlette ``Request`` over HTTP)."""
+    access_token: AccessToken | None = None
+    """The caller's verified access token; ``None`` when the request carried none (stdio, no ``auth=``)."""
+
+    @property
+    def caller(self) -> str | None:
+        """Who state handed to the client belongs to (the token's subject), if anyone."""
+        return self.access_token.caller if self.access_token is not None else None
 
     def client_supports(self, capability: str) -> bool:
         return isinstance(self.client_capabilities.get(capability), dict)

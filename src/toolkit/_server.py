@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, Unpack, overload
 
+from ._auth.resource import ResourceServer
+from ._auth.tokens import TokenVerifier
 from ._completions import Completer
 from ._context import Context
 from ._engine import Engine
 from ._errors import RegistrationError
+from ._functions import declared_scopes
 from ._mrtr import StateSigner
 from ._prompts import Prompt
 from ._registry import Registry
@@ -27,6 +31,8 @@ from ._transports.stdio import run_stdio
 if TYPE_CHECKING:
     from ._events import EventStore
     from ._transports.http.app import McpApp
+
+logger = logging.getLogger("toolkit")
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -89,6 +95,19 @@ class Server:
             request is refused at once with an error saying so.
         max_argument_depth: deepest JSON nesting accepted in tool arguments; deeper arguments
             get an ``isError`` result without reaching validation.
+        auth: a token verifier (``toolkit.auth.JWTVerifier``, ``IntrospectionVerifier``, or
+            your own): every HTTP request must then carry a bearer token it accepts. stdio is
+            unaffected (the spec: stdio takes its credentials from the environment).
+        authorization_servers: the issuer URLs clients get tokens from (required with ``auth``;
+            published in the protected resource metadata).
+        resource_url: this server's canonical URL (``https://mcp.example.com/mcp``), the
+            ``resource`` of its metadata. Default: taken from each request, whose Host is held
+            to the allowed hosts. Set it behind a proxy.
+        required_scopes: scopes every request needs, server-wide (per tool: ``scopes=``).
+        scopes_supported: the metadata's ``scopes_supported``; default every scope the server
+            requires somewhere.
+        implied_scopes: broader scopes and the narrower ones each implies
+            (``{"forecast:admin": ["forecast:read"]}``).
     """
 
     def __init__(
@@ -113,6 +132,12 @@ class Server:
         event_store: EventStore | None = None,
         max_concurrent_requests: int = 100,
         max_argument_depth: int = 64,
+        auth: TokenVerifier | None = None,
+        authorization_servers: Sequence[str] = (),
+        resource_url: str | None = None,
+        required_scopes: Iterable[str] = (),
+        scopes_supported: Iterable[str] | None = None,
+        implied_scopes: Mapping[str, Iterable[str]] | None = None,
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -140,6 +165,22 @@ class Server:
         self.event_store = event_store
         self.registry = Registry()
         self.engine = Engine(self.registry, self.settings, owner=self, lifespan_state=lambda: self.lifespan_state)
+        self.resource_server: ResourceServer | None = None
+        """The OAuth resource server checking HTTP requests, when ``auth`` is set."""
+        if auth is not None:
+            self.set_auth(
+                auth,
+                authorization_servers=authorization_servers,
+                resource_url=resource_url,
+                required_scopes=required_scopes,
+                scopes_supported=scopes_supported,
+                implied_scopes=implied_scopes,
+            )
+        elif authorization_servers or resource_url is not None or required_scopes:
+            raise ValueError(
+                "authorization_servers=, resource_url= and required_scopes= take effect with auth=: "
+                "pass a token verifier too (auth=toolkit.auth.JWTVerifier(...))"
+            )
 
     name: _Setting[str] = _Setting()
     version: _Setting[str] = _Setting()
@@ -160,6 +201,31 @@ class Server:
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, tools={len(self.registry.tools)})"
+
+    def set_auth(
+        self,
+        auth: TokenVerifier,
+        *,
+        authorization_servers: Sequence[str],
+        resource_url: str | None = None,
+        required_scopes: Iterable[str] = (),
+        scopes_supported: Iterable[str] | None = None,
+        implied_scopes: Mapping[str, Iterable[str]] | None = None,
+    ) -> None:
+        """Protect the HTTP endpoint with bearer tokens (the constructor's ``auth=`` and its companions).
+
+        Takes effect for apps made after the call (``http_app``, ``run("http")``).
+        """
+        self.resource_server = ResourceServer(
+            auth,
+            authorization_servers=authorization_servers,
+            resource_url=resource_url,
+            required_scopes=declared_scopes(required_scopes, "required_scopes"),
+            scopes_supported=scopes_supported,
+            implied_scopes=implied_scopes,
+            resource_name=self.title or self.name,
+            scopes_in_use=self.registry.scopes_in_use,
+        )
 
     # --- tools --------------------------------------------------------------------------------
 
@@ -187,6 +253,8 @@ class Server:
             root_param: Name of the tool's only parameter, a model or a union of models,
                 whose JSON is the whole argument object (a root-level ``oneOf``).
             timeout: Seconds before the call is cancelled and an error returned.
+            scopes: OAuth scopes a caller's token must grant to see and call the tool
+                (HTTP with ``auth=``); others get 403 ``insufficient_scope`` naming them.
         """
         if fn is not None:
             self.add_tool(fn)
@@ -234,11 +302,13 @@ class Server:
         meta: Mapping[str, Any] | None = None,
         ttl_ms: int | None = None,
         cache_scope: Literal["public", "private"] | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[F], F]:
         """Register a resource at ``uri``; a URI with ``{variables}`` registers a template.
 
         The function returns ``str`` (text), ``bytes`` (a blob), ``ResourceContents``, or any
-        JSON-serializable value (sent as ``application/json`` text).
+        JSON-serializable value (sent as ``application/json`` text). ``scopes``: OAuth scopes
+        a caller's token must grant to see and read it (HTTP with ``auth=``).
         """
         options: dict[str, Any] = {
             "context_type": Context,
@@ -251,6 +321,7 @@ class Server:
             "meta": meta,
             "ttl_ms": ttl_ms,
             "cache_scope": cache_scope,
+            "scopes": scopes,
         }
 
         def decorator(function: F) -> F:
@@ -286,10 +357,14 @@ class Server:
         description: str | None = None,
         icons: list[dict[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def prompt(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
-        """Register a prompt. It returns a str, a ``Message``, content blocks, or a list of those."""
+        """Register a prompt. It returns a str, a ``Message``, content blocks, or a list of those.
+
+        ``scopes``: OAuth scopes a caller's token must grant to see and get it (HTTP with ``auth=``).
+        """
 
         def register(function: F) -> F:
             self.registry.add_prompt(Prompt(function, context_type=Context, **options))
@@ -390,6 +465,13 @@ class Server:
 
         if options.get("event_store") is None:
             options["event_store"] = self.event_store
+        options.setdefault("auth", self.resource_server)
+        if options["auth"] is None and self.registry.scopes_in_use():
+            logger.warning(
+                "%s: tools, resources or prompts declare scopes=, but the server has no auth=; "
+                "over HTTP everyone may call them",
+                self.name,
+            )
         endpoint = McpEndpoint(
             self.engine,
             running=self.running,

@@ -15,7 +15,7 @@ import collections.abc
 import logging
 import re
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, NotRequired, Unpack, get_args, get_origin
 
 import pydantic
@@ -24,7 +24,7 @@ from typing_extensions import TypedDict
 
 from ._content import NO_STRUCTURED, CallOutcome, ContentBlock, Text, ToolResult, is_content, to_blocks
 from ._errors import ArgumentsInvalid, McpError, OutputInvalid, RegistrationError, SchemaError, ToolError
-from ._functions import FunctionInfo, inspect_function, invoke
+from ._functions import FunctionInfo, declared_scopes, inspect_function, invoke
 from ._schema import hints, unions
 from ._schema.checks import check_schema, describe_errors
 from ._schema.keywords import DATA_KEYWORDS, NAME_MAPS
@@ -106,6 +106,7 @@ class ToolOptions(TypedDict, total=False):
     structured_output: bool | None
     root_param: str | None
     timeout: float | None
+    scopes: Iterable[str] | None
 
 
 class Tool:
@@ -138,6 +139,8 @@ class Tool:
         self.meta = dict(meta) if meta else None
         self.icons = options.get("icons")
         self.timeout = options.get("timeout")
+        self.scopes = declared_scopes(options.get("scopes"), f"tool {self.name!r}")
+        """OAuth scopes a caller's access token must grant to see and call this tool."""
         input_schema, root_param = options.get("input_schema"), options.get("root_param")
         output_schema, structured_output = options.get("output_schema"), options.get("structured_output")
         self.mask_errors = mask_errors

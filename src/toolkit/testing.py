@@ -26,6 +26,7 @@ from typing import Any
 
 import pydantic_core
 
+from ._auth.tokens import AccessToken
 from ._errors import METHOD_NOT_FOUND, ClientError
 from ._jsonrpc import Notification, Request, Response
 from ._server import Server
@@ -52,6 +53,7 @@ class Client:
         elicitation: Handler | None = None,
         sampling: Handler | None = None,
         roots: Handler | None = None,
+        access_token: AccessToken | None = None,
     ) -> None:
         if not is_known(protocol_version):
             raise ValueError(f"unknown protocol version {protocol_version!r}")
@@ -67,6 +69,8 @@ class Client:
         self.capabilities = capabilities
         self.client_info = client_info or {"name": "toolkit-testing", "version": "1.0"}
         self.log_level = log_level
+        self.access_token = access_token
+        """Sent with every request as if verified (see what a caller with these scopes sees)."""
         self.messages: list[dict[str, Any]] = []
         """Every message the server sent besides responses (notifications, requests), in order."""
         self.initialize_result: dict[str, Any] | None = None
@@ -139,7 +143,9 @@ class Client:
         if merged or "_meta" in params:
             params["_meta"] = {**merged, **params.get("_meta", {})}
         request = Request(next(self._ids), method, params)
-        reply = await self.server.engine.handle_request(request, self._connection, self._send)
+        reply = await self.server.engine.handle_request(
+            request, self._connection, self._send, access_token=self.access_token
+        )
         response: dict[str, Any] = pydantic_core.from_json(reply.body)
         response["_http_status"] = reply.status
         return response

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Final, Protocol
 
+from .._auth.tokens import AccessToken
 from .._errors import INTERNAL_ERROR
 from .._jsonrpc import Notification, Reply, Request, Response, busy_reply, encode, error_reply
 from .._session import Connection, Session
@@ -36,7 +37,10 @@ class EngineFacing(Protocol):
         *,
         request_info: Any = None,
         modern: bool | None = None,
+        access_token: AccessToken | None = None,
     ) -> Reply: ...
+
+    def required_scopes(self, method: str, params: dict[str, Any]) -> frozenset[str]: ...
 
     def handle_notification(self, notification: Notification, connection: Connection | None) -> None: ...
 
@@ -76,10 +80,11 @@ class Lifecycle:
         *,
         request_info: Any = None,
         modern: bool | None = None,
+        access_token: AccessToken | None = None,
     ) -> asyncio.Task[None]:
         """Run ``request`` in a task of its own; ``connection`` (if any) can cancel it by id."""
         task = asyncio.get_running_loop().create_task(
-            self._run(request, connection, send, finish, request_info, modern)
+            self._run(request, connection, send, finish, request_info, modern, access_token)
         )
         self.track(task)
         if connection is not None:
@@ -95,10 +100,11 @@ class Lifecycle:
         finish: Finish,
         request_info: Any,
         modern: bool | None,
+        access_token: AccessToken | None,
     ) -> None:
         try:
             reply = await self.engine.handle_request(
-                request, connection, send, request_info=request_info, modern=modern
+                request, connection, send, request_info=request_info, modern=modern, access_token=access_token
             )
         except asyncio.CancelledError:
             await finish(stopping_reply(request.id) if self.stopping else None)

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Final
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from ..._auth.resource import WELL_KNOWN, ResourceServer
+from ..._auth.tokens import AccessToken
 from ..._errors import HEADER_MISMATCH, INTERNAL_ERROR, INVALID_REQUEST
 from ..._events import EventStore
 from ..._jsonrpc import Invalid, Notification, Request, Response, encode, error_reply, parse
@@ -30,6 +32,7 @@ from ..._versions import (
 )
 from ..base import EngineFacing, Lifecycle, Running
 from .asgi import header_map, respond, respond_error
+from .auth import BearerGate, ResourceMetadata
 from .events import can_resume, resume_stream, standalone_stream
 from .security import HostGuard, ToolHeaders, header_problem
 from .sessions import HttpSession, SessionTable
@@ -66,6 +69,7 @@ class McpEndpoint:
         retry_ms: int = 1000,
         sse_ping_seconds: float = 15.0,
         shutdown_grace: float = 10.0,
+        auth: ResourceServer | None = None,
     ) -> None:
         self.engine = engine
         self._running = running
@@ -75,6 +79,7 @@ class McpEndpoint:
         self.guard = HostGuard(
             allowed_hosts=allowed_hosts, allowed_origins=allowed_origins, enabled=dns_rebinding_protection
         )
+        self.gate = BearerGate(auth, self.guard) if auth is not None else None
         self.max_body_bytes = max_body_bytes
         self.event_store = event_store
         self.sse_ping_seconds = sse_ping_seconds
@@ -162,13 +167,18 @@ class McpEndpoint:
         if rejected is not None:
             await respond_error(send, rejected[0], INVALID_REQUEST, rejected[1])
             return
+        token = None
+        if self.gate is not None:  # every request of an authenticated server, whatever its method
+            token = await self.gate.admit(scope, headers, send)
+            if token is None:
+                return
         method = scope["method"]
         if method == "POST":
-            await self._post(scope, receive, send, headers)
+            await self._post(scope, receive, send, headers, token)
         elif method == "GET":
-            await self._get(scope, receive, send, headers)
+            await self._get(scope, receive, send, headers, token)
         elif method == "DELETE":
-            await self._delete(send, headers)
+            await self._delete(send, headers, token)
         else:
             await respond(send, 405, headers=[("allow", "GET, POST, DELETE")])
 
@@ -203,7 +213,9 @@ class McpEndpoint:
             if not message.get("more_body", False):
                 return b"".join(chunks)
 
-    async def _post(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+    async def _post(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], token: AccessToken | None
+    ) -> None:
         content_type = headers.get("content-type", "")
         if content_type.split(";", 1)[0].strip().lower() != "application/json":
             await respond_error(
@@ -225,23 +237,50 @@ class McpEndpoint:
         if isinstance(message, Invalid):
             await respond(send, 400, encode(message.reply))
             return
+        if (
+            token is not None
+            and isinstance(message, Request)
+            and not await self._scopes_granted(message, token, scope, send)
+        ):
+            return
         header_version = headers.get("mcp-protocol-version")
         modern_header = header_version in MODERN_VERSIONS
         if isinstance(message, Request) and (modern_header or is_modern_request(message.method, message.params)):
-            await self._post_modern(message, scope, receive, send, headers, accepts_sse)
+            await self._post_modern(message, scope, receive, send, headers, accepts_sse, token)
         elif modern_header:
             await respond(send, 202)  # the modern era defines no client notifications over HTTP
         else:
-            await self._post_legacy(message, scope, receive, send, headers, accepts_sse)
+            await self._post_legacy(message, scope, receive, send, headers, accepts_sse, token)
+
+    async def _scopes_granted(self, request: Request, token: AccessToken, scope: Scope, send: Send) -> bool:
+        """Whether the token grants what the request's tool, resource or prompt requires; if not, 403 is sent."""
+        needed = self.engine.required_scopes(request.method, request.params)
+        if not needed:
+            return True
+        assert self.gate is not None
+        refusal = self.gate.resource_server.require(token, needed)
+        if refusal is None:
+            return True
+        await self.gate.refuse(scope, send, refusal, request.id)
+        return False
 
     async def _post_modern(
-        self, request: Request, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], sse: bool
+        self,
+        request: Request,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        sse: bool,
+        token: AccessToken | None,
     ) -> None:
         problem = header_problem(request, headers, self.tool_headers)
         if problem is not None:
             await respond_error(send, 400, HEADER_MISMATCH, f"Header mismatch: {problem}", request.id)
             return
-        await self.responder.answer(request, None, scope, receive, send, sse, resumable=False, modern=True)
+        await self.responder.answer(
+            request, None, scope, receive, send, sse, resumable=False, modern=True, access_token=token
+        )
 
     async def _post_legacy(
         self,
@@ -251,6 +290,7 @@ class McpEndpoint:
         send: Send,
         headers: dict[str, str],
         sse: bool,
+        token: AccessToken | None,
     ) -> None:
         header_version = headers.get("mcp-protocol-version")
         request_id = getattr(message, "id", None)
@@ -260,13 +300,13 @@ class McpEndpoint:
             await respond(send, 400, encode(error_reply(request_id, error.code, error.message, error.data)))
             return
         if self.stateless:
-            await self._post_stateless_legacy(message, scope, receive, send, header_version, sse)
+            await self._post_stateless_legacy(message, scope, receive, send, header_version, sse, token)
             return
         if initializing:
             assert isinstance(message, Request)
-            await self._initialize(message, send)
+            await self._initialize(message, send, token)
             return
-        session = await self._session_for_post(headers, send, request_id)
+        session = await self._session_for_post(headers, send, request_id, token)
         if session is None:
             return
         session.connection.session.last_active = asyncio.get_running_loop().time()
@@ -278,28 +318,41 @@ class McpEndpoint:
             await respond(send, 202)
         else:
             resumable = self.event_store is not None
-            await self.responder.answer(message, session, scope, receive, send, sse, resumable=resumable)
+            await self.responder.answer(
+                message, session, scope, receive, send, sse, resumable=resumable, access_token=token
+            )
 
-    async def _session_for_post(self, headers: dict[str, str], send: Send, request_id: Any) -> HttpSession | None:
+    async def _session_for_post(
+        self, headers: dict[str, str], send: Send, request_id: Any, token: AccessToken | None
+    ) -> HttpSession | None:
         """The legacy session a POST names, or None once an error has been sent."""
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             message = "Bad Request: missing Mcp-Session-Id header; send initialize first"
             await respond_error(send, 400, INVALID_REQUEST, message, request_id)
             return None
-        session = self.sessions.get(session_id)
+        session = self._owned(session_id, token)
         if session is None:
             await respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session", request_id)
         return session
 
-    async def _initialize(self, request: Request, send: Send) -> None:
+    def _owned(self, session_id: str, token: AccessToken | None) -> HttpSession | None:
+        """The session, if it exists and belongs to this caller (another caller's is as good as unknown)."""
+        session = self.sessions.get(session_id)
+        if session is not None and session.caller != (token.caller if token is not None else None):
+            logger.warning("refused session %s to a caller that did not open it", session_id[:8])
+            return None
+        return session
+
+    async def _initialize(self, request: Request, send: Send, token: AccessToken | None) -> None:
         session = self.sessions.new()
         if session is None:
             limit = self.sessions.max_sessions
             message = f"Service Unavailable: the server's limit of {limit} sessions is reached"
             await respond_error(send, 503, INVALID_REQUEST, message, request.id)
             return
-        reply = await self.engine.handle_request(request, session.connection, _drop)
+        session.caller = token.caller if token is not None else None
+        reply = await self.engine.handle_request(request, session.connection, _drop, access_token=token)
         if not reply.is_error:
             self.sessions.add(session)
         headers = [] if reply.is_error else [("mcp-session-id", session.id)]
@@ -313,6 +366,7 @@ class McpEndpoint:
         send: Send,
         header_version: str | None,
         sse: bool,
+        token: AccessToken | None,
     ) -> None:
         if not isinstance(message, Request):
             await respond(send, 202)
@@ -320,16 +374,20 @@ class McpEndpoint:
         connection = Connection()
         if message.method != "initialize":
             connection.session.version = sessionless_legacy_version(header_version)
-        await self.responder.answer(message, None, scope, receive, send, sse, resumable=False, connection=connection)
+        await self.responder.answer(
+            message, None, scope, receive, send, sse, resumable=False, connection=connection, access_token=token
+        )
 
     # --- GET: the standalone stream, or resuming one ----------------------------------------
 
-    async def _get(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+    async def _get(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], token: AccessToken | None
+    ) -> None:
         accept = headers.get("accept", "*/*")
         if "text/event-stream" not in accept and "*/*" not in accept:
             await respond_error(send, 406, INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream")
             return
-        session = await self._session_for_stream(headers, send)
+        session = await self._session_for_stream(headers, send, token)
         if session is None:
             return
         last_event_id = headers.get("last-event-id")
@@ -345,13 +403,15 @@ class McpEndpoint:
 
     # --- DELETE -----------------------------------------------------------------------------
 
-    async def _delete(self, send: Send, headers: dict[str, str]) -> None:
-        session = await self._session_for_stream(headers, send)
+    async def _delete(self, send: Send, headers: dict[str, str], token: AccessToken | None) -> None:
+        session = await self._session_for_stream(headers, send, token)
         if session is not None:
             self.sessions.end(session)
             await respond(send, 204)
 
-    async def _session_for_stream(self, headers: dict[str, str], send: Send) -> HttpSession | None:
+    async def _session_for_stream(
+        self, headers: dict[str, str], send: Send, token: AccessToken | None
+    ) -> HttpSession | None:
         """The legacy session a GET or DELETE names, or None once an error has been sent.
 
         These methods exist only for legacy sessions: modern or stateless traffic gets 405
@@ -364,7 +424,7 @@ class McpEndpoint:
         if session_id is None:
             await respond_error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
             return None
-        session = self.sessions.get(session_id)
+        session = self._owned(session_id, token)
         if session is None:
             await respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session")
         return session
@@ -375,8 +435,18 @@ async def _drop(message: dict[str, Any]) -> None:
 
 
 def create_app(endpoint: McpEndpoint, *, path: str = "/mcp") -> McpApp:
-    """A Starlette app serving ``endpoint`` at ``path``; its lifespan runs the server's."""
-    app = McpApp(routes=[Route(path, endpoint=endpoint, methods=["GET", "POST", "DELETE"])], lifespan=endpoint.lifespan)
+    """A Starlette app serving ``endpoint`` at ``path``; its lifespan runs the server's.
+
+    An authenticated endpoint also gets its protected resource metadata, at
+    ``/.well-known/oauth-protected-resource`` + ``path`` and at the bare well-known path.
+    """
+    routes = [Route(path, endpoint=endpoint, methods=["GET", "POST", "DELETE"])]
+    if endpoint.gate is not None:
+        metadata = ResourceMetadata(endpoint.gate, endpoint.guard, path)
+        methods = ["GET", "HEAD", "OPTIONS"]
+        routes.append(Route(WELL_KNOWN + path.rstrip("/"), endpoint=metadata, methods=methods))
+        routes.append(Route(WELL_KNOWN, endpoint=metadata, methods=methods))
+    app = McpApp(routes=routes, lifespan=endpoint.lifespan)
     app.state.mcp = endpoint
     return app
 

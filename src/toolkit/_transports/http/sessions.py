@@ -24,6 +24,8 @@ class HttpSession:
     """The open ``GET`` stream's queue, if any (``None`` queued ends it)."""
     streams: dict[str, None] = field(default_factory=dict)
     """Ids of this session's recent resumable streams (oldest first): it may resume only its own."""
+    caller: str | None = None
+    """Who opened the session (the access token's subject): no one else may use it."""
 
     def add_stream(self, stream_id: str, keep: int = 1000) -> None:
         self.streams[stream_id] = None

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
+from ..._auth.tokens import AccessToken
 from ..._errors import INVALID_REQUEST, ClientRequestError
 from ..._events import EventStore
 from ..._jsonrpc import Reply, Request, encode
@@ -137,6 +138,7 @@ class Responder:
         resumable: bool,
         connection: Connection | None = None,
         modern: bool | None = None,
+        access_token: AccessToken | None = None,
     ) -> None:
         """Run ``request`` and answer it on this HTTP exchange."""
         connection = connection if connection is not None else (session.connection if session is not None else None)
@@ -150,7 +152,13 @@ class Responder:
             session.add_stream(stream_id)
         info = RequestInfo(scope, stream.close)
         task = self.lifecycle.start(
-            request, connection, stream.deliver, stream.finish, request_info=info, modern=modern
+            request,
+            connection,
+            stream.deliver,
+            stream.finish,
+            request_info=info,
+            modern=modern,
+            access_token=access_token,
         )
         if session is None:
             self.stateless_inflight += 1

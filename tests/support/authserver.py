@@ -1,0 +1,174 @@
+"""A real OAuth 2.1 / OpenID authorization server for resource-server tests: oidc-provider on 127.0.0.1.
+
+    with start_authserver(tmp_path) as auth:
+        token = auth.client_credentials_token("http://127.0.0.1:8000/mcp", "forecast:read")
+
+``scripts/authserver --install-only`` installs it into ``.authserver/``. The provider, its clients,
+scopes and token formats are in ``tests/authserver/server.mjs``. Resources on 127.0.0.1 or
+localhost get RS256 JWT access tokens (``typ: at+jwt``) with ``aud`` = the resource; for
+client_credentials ``sub`` is the client id. The process is always stopped: ``stop()``, or the
+end of the ``with`` block, also when the test fails.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qs, urljoin, urlsplit
+
+import httpx
+from tests.support.processes import LOCALHOST, REPO, free_port, stop
+
+HOME = REPO / ".authserver"
+SERVER = REPO / "tests" / "authserver" / "server.mjs"
+INTROSPECTION_CLIENT = ("resource-server", "rs-secret")
+
+
+def authserver_available() -> bool:
+    """Whether ``scripts/authserver --install-only`` has run and node is on PATH."""
+    return (HOME / ".stamp").is_file() and shutil.which("node") is not None
+
+
+def start_authserver(tmp_path: Path, *, timeout: float = 20.0) -> AuthServer:
+    """A started server keeping its keys and logs in ``tmp_path/authserver``; use it in a ``with`` block."""
+    server = AuthServer(tmp_path / "authserver", timeout=timeout)
+    server.start()
+    return server
+
+
+class AuthServer:
+    """``node tests/authserver/server.mjs`` on a free port; the port, and so the issuer, survive restarts."""
+
+    metadata: dict[str, Any]  # its discovery document, and the endpoints from it
+    jwks_uri: str
+    token_endpoint: str
+    introspection_endpoint: str
+    registration_endpoint: str
+    authorization_endpoint: str
+    _http: httpx.Client  # for as long as node runs
+
+    def __init__(self, state_dir: Path, *, timeout: float = 20.0) -> None:
+        self.state_dir = state_dir
+        self.timeout = timeout
+        self.port = free_port()
+        self.issuer = f"http://{LOCALHOST}:{self.port}"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> AuthServer:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def start(self, *, rotate: str | None = None) -> None:
+        """Start node and wait for its ``READY`` line; ``rotate`` ("keep"/"drop") first makes a new signing key."""
+        node = shutil.which("node")
+        if node is None:
+            raise AssertionError("node is not on PATH")
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        stdout = self.state_dir / "stdout.log"
+        argv = [node, str(SERVER), "--port", str(self.port), "--state-dir", str(self.state_dir)]
+        if rotate is not None:
+            argv += ["--rotate", rotate]
+        with stdout.open("wb") as out, (self.state_dir / "stderr.log").open("ab") as err:
+            self._process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        self._http = httpx.Client(timeout=10.0)
+        try:
+            self._wait_ready(stdout)
+            self._discover()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait_ready(self, stdout: Path) -> None:
+        assert self._process is not None
+        deadline = time.monotonic() + self.timeout
+        while f"READY {self.issuer}\n" not in stdout.read_text("utf-8", "replace"):
+            if self._process.poll() is not None:
+                raise AssertionError(
+                    f"the authorization server exited with code {self._process.returncode}:\n{self.stderr}"
+                )
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the authorization server was not ready after {self.timeout:g} s:\n{self.stderr}")
+            time.sleep(0.02)
+
+    def _discover(self) -> None:
+        self.metadata = self._http.get(f"{self.issuer}/.well-known/openid-configuration").json()
+        self.jwks_uri = self.metadata["jwks_uri"]
+        self.token_endpoint = self.metadata["token_endpoint"]
+        self.introspection_endpoint = self.metadata["introspection_endpoint"]
+        self.registration_endpoint = self.metadata["registration_endpoint"]
+        self.authorization_endpoint = self.metadata["authorization_endpoint"]
+
+    @property
+    def stderr(self) -> str:
+        """Everything node wrote to stderr so far, across restarts (oidc-provider warnings, crashes)."""
+        path = self.state_dir / "stderr.log"
+        return path.read_text("utf-8", "replace") if path.exists() else ""
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL if node hangs; safe to call twice."""
+        if self._process is not None:
+            self._http.close()
+            stop(self._process)
+            self._process = None
+
+    def rotate_keys(self, keep_old: bool = True) -> None:
+        """Restart with a new signing key first in ``keys.json``; ``keep_old`` keeps the old ones published.
+
+        The restart forgets everything else: registered clients, grants, opaque tokens.
+        """
+        self.stop()
+        self.start(rotate="keep" if keep_old else "drop")
+
+    def client_credentials_token(
+        self, resource: str, scope: str | None = None, client_id: str = "cc-client", client_secret: str = "cc-secret"
+    ) -> str:
+        """An access token for ``resource`` (RFC 8707); without ``scope`` it carries no scope at all."""
+        form = {"grant_type": "client_credentials", "resource": resource}
+        if scope is not None:
+            form["scope"] = scope
+        reply = self._http.post(self.token_endpoint, data=form, auth=(client_id, client_secret))
+        if reply.status_code != 200:
+            raise AssertionError(f"client_credentials failed: {reply.status_code} {reply.text}")
+        token: str = reply.json()["access_token"]
+        return token
+
+    def authorize_headless(self, authorization_url: str, redirect_uri: str) -> tuple[str, str | None, str | None]:
+        """Follow the authorization redirects with cookies up to ``redirect_uri``: ``(code, state, iss)``.
+
+        The login and consent are automatic (``set_account`` picks who logs in); an error response
+        at ``redirect_uri`` raises ``AssertionError``.
+        """
+        target = urlsplit(redirect_uri)
+        url = authorization_url
+        with httpx.Client(timeout=10.0) as browser:
+            for _ in range(10):
+                reply = browser.get(url)
+                if not reply.is_redirect:
+                    raise AssertionError(f"{url} answered {reply.status_code}, not a redirect: {reply.text[:2000]}")
+                url = urljoin(url, reply.headers["location"])
+                landed = urlsplit(url)
+                if (landed.scheme, landed.netloc, landed.path) == (target.scheme, target.netloc, target.path):
+                    params = {name: values[0] for name, values in parse_qs(landed.query).items()}
+                    if "code" not in params:
+                        raise AssertionError(f"the authorization failed: {params}")
+                    return params["code"], params.get("state"), params.get("iss")
+        raise AssertionError(f"no redirect to {redirect_uri} after 10 hops (last: {url})")
+
+    def set_account(self, account: str) -> None:
+        """Log ``account`` in at later authorizations (the default is ``alice``)."""
+        self._http.post(f"{self.issuer}/test/account", json={"account": account}).raise_for_status()
+
+    def introspect(self, token: str) -> dict[str, Any]:
+        """RFC 7662 introspection as the ``resource-server`` client (oidc-provider refuses JWT access tokens)."""
+        reply = self._http.post(self.introspection_endpoint, data={"token": token}, auth=INTROSPECTION_CLIENT)
+        reply.raise_for_status()
+        answer: dict[str, Any] = reply.json()
+        return answer
