@@ -6,12 +6,13 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 from typing import Any
 
 from . import __version__
 from ._errors import AppNotFound
-from ._loader import is_http_app, load_target, server_of
+from ._loader import auth_from_environment, is_http_app, load_target, server_of
 from ._server import Server
 from ._versions import KNOWN_VERSIONS, LATEST_VERSION
 from .testing import Client
@@ -38,6 +39,26 @@ def _parser() -> argparse.ArgumentParser:
         "--allowed-origin", action="append", default=None, help="HTTP: extra Origin to accept (repeatable)"
     )
     run.add_argument("--log-level", default="warning", help="server-side log level on stderr (default warning)")
+    auth = run.add_argument_group(
+        "authorization (HTTP)", "Require JWT bearer tokens; each flag also reads its environment variable."
+    )
+    auth.add_argument("--auth-jwks-uri", metavar="URL", help="the authorization server's JWKS ($TOOLKIT_AUTH_JWKS_URI)")
+    auth.add_argument("--auth-issuer", metavar="URL", help="the tokens' expected iss ($TOOLKIT_AUTH_ISSUER)")
+    auth.add_argument(
+        "--auth-audience",
+        metavar="URL",
+        help="the tokens' expected aud; default --resource-url ($TOOLKIT_AUTH_AUDIENCE)",
+    )
+    auth.add_argument(
+        "--authorization-server",
+        metavar="URL",
+        action="append",
+        help="issuer clients get tokens from, repeatable; default --auth-issuer ($TOOLKIT_AUTH_AUTHORIZATION_SERVERS)",
+    )
+    auth.add_argument("--resource-url", metavar="URL", help="this server's canonical URL ($TOOLKIT_RESOURCE_URL)")
+    auth.add_argument(
+        "--required-scope", metavar="SCOPE", action="append", help="scope every request needs, repeatable"
+    )
 
     tools = commands.add_parser("tools", help="print the tools as a client of a given protocol version sees them")
     tools.add_argument("app", help="path/to/app.py[:server] or package.module[:server]")
@@ -73,6 +94,13 @@ def _main(argv: list[str] | None) -> None:
         print(f"toolkit: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     server = server_of(target)
+    if args.command == "run" and args.transport == "http":
+        _export_auth_flags(args)
+        try:
+            auth_from_environment(target)
+        except (ValueError, ImportError) as exc:
+            print(f"toolkit: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
     if args.command == "tools":
         print(json.dumps(asyncio.run(_list_tools(server, args.protocol_version)), indent=2))
         return
@@ -113,6 +141,20 @@ def _main(argv: list[str] | None) -> None:
     if args.workers > 1:
         options["app_spec"] = args.app
     server.run("http", **options)
+
+
+def _export_auth_flags(args: argparse.Namespace) -> None:
+    """Put the authorization flags in the environment, where workers find them too."""
+    for name, value in (
+        ("TOOLKIT_AUTH_JWKS_URI", args.auth_jwks_uri),
+        ("TOOLKIT_AUTH_ISSUER", args.auth_issuer),
+        ("TOOLKIT_AUTH_AUDIENCE", args.auth_audience),
+        ("TOOLKIT_AUTH_AUTHORIZATION_SERVERS", " ".join(args.authorization_server or ())),
+        ("TOOLKIT_RESOURCE_URL", args.resource_url),
+        ("TOOLKIT_AUTH_REQUIRED_SCOPES", " ".join(args.required_scope or ())),
+    ):
+        if value:
+            os.environ[name] = value
 
 
 async def _list_tools(server: Server, version: str) -> list[dict[str, Any]]:

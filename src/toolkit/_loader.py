@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
 from ._errors import AppNotFound
 from ._server import Server
@@ -79,9 +79,56 @@ def server_of(target: Server | McpApp) -> Server:
     return server
 
 
+AUTH_ENVIRONMENT: Final = {
+    "TOOLKIT_AUTH_JWKS_URI": "--auth-jwks-uri",
+    "TOOLKIT_AUTH_ISSUER": "--auth-issuer",
+    "TOOLKIT_AUTH_AUDIENCE": "--auth-audience",
+    "TOOLKIT_AUTH_AUTHORIZATION_SERVERS": "--authorization-server",
+    "TOOLKIT_AUTH_REQUIRED_SCOPES": "--required-scope",
+    "TOOLKIT_RESOURCE_URL": "--resource-url",
+}
+"""The environment that configures JWT authorization, and the ``toolkit run`` flag setting each."""
+
+
+def auth_from_environment(target: Server | McpApp) -> None:
+    """Protect the server with a ``JWTVerifier`` when ``TOOLKIT_AUTH_JWKS_URI`` is set.
+
+    ``TOOLKIT_AUTH_ISSUER`` is required; the audience defaults to ``TOOLKIT_RESOURCE_URL``
+    and the authorization servers to the issuer. Multiple values are space-separated.
+    """
+    given = {name: os.environ[name] for name in AUTH_ENVIRONMENT if os.environ.get(name)}
+    if not given:
+        return
+    flags = ", ".join(f"{AUTH_ENVIRONMENT[name]} (${name})" for name in given)
+    if "TOOLKIT_AUTH_JWKS_URI" not in given:
+        raise ValueError(f"{flags} configure JWT authorization, which needs --auth-jwks-uri too")
+    server = server_of(target)
+    if not isinstance(target, Server) or server.resource_server is not None:
+        raise ValueError(
+            f"{flags}: this app is configured in code (auth=, or server.http_app()); set authorization there"
+        )
+    from ._auth.jwt import JWTVerifier  # noqa: PLC0415 - the auth extra, only when asked for
+
+    issuer = given.get("TOOLKIT_AUTH_ISSUER")
+    resource = given.get("TOOLKIT_RESOURCE_URL")
+    audience = given.get("TOOLKIT_AUTH_AUDIENCE", resource)
+    if issuer is None or audience is None:
+        raise ValueError(
+            "JWT authorization needs --auth-issuer and --auth-audience (or --resource-url, the default audience)"
+        )
+    verifier = JWTVerifier(jwks_uri=given["TOOLKIT_AUTH_JWKS_URI"], issuer=issuer, audience=audience.split())
+    server.set_auth(
+        verifier,
+        authorization_servers=given.get("TOOLKIT_AUTH_AUTHORIZATION_SERVERS", issuer).split(),
+        resource_url=resource,
+        required_scopes=given.get("TOOLKIT_AUTH_REQUIRED_SCOPES", "").split(),
+    )
+
+
 def worker_app() -> McpApp:
     """The app each uvicorn worker builds (``toolkit run --workers N``)."""
     target = load_target(os.environ["TOOLKIT_APP"])
+    auth_from_environment(target)
     if not isinstance(target, Server):
         return target
     options = json.loads(os.environ.get("TOOLKIT_HTTP_OPTIONS", "{}"))

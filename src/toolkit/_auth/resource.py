@@ -134,12 +134,11 @@ class ResourceServer:
 
     def metadata(self, resource: str) -> dict[str, Any]:
         """The protected resource metadata document (RFC 9728 §2) for ``resource``."""
-        document: dict[str, Any] = {
-            "resource": resource,
-            "authorization_servers": self.authorization_servers,
-            "scopes_supported": self.supported_scopes(),
-            "bearer_methods_supported": ["header"],
-        }
+        document: dict[str, Any] = {"resource": resource, "authorization_servers": self.authorization_servers}
+        scopes = self.supported_scopes()
+        if scopes:  # absent rather than empty: clients then ask for no particular scope
+            document["scopes_supported"] = scopes
+        document["bearer_methods_supported"] = ["header"]
         if self.resource_name:
             document["resource_name"] = self.resource_name
         if self.resource_documentation:
