@@ -88,6 +88,10 @@ class IntrospectionVerifier:
             )
         except httpx.HTTPError as exc:
             raise VerifierUnavailable(f"introspection at {self.endpoint} failed: {type(exc).__name__}") from None
+        if response.status_code == 400 and _oauth_error(response) in ("unsupported_token_type", "invalid_request"):
+            # The authorization server cannot use this token (a JWT sent to an opaque-token
+            # introspection, say): the token is what is wrong, not the service.
+            raise InvalidToken(f"introspection refused the token: {_oauth_error(response)}")
         if response.status_code != 200 or len(response.content) > MAX_RESPONSE_BYTES:
             raise VerifierUnavailable(f"introspection at {self.endpoint} answered HTTP {response.status_code}")
         try:
@@ -113,6 +117,12 @@ class IntrospectionVerifier:
                 raise InvalidToken(f"introspection: audience {aud!r} is not this resource")
         return access
 
+    async def aclose(self) -> None:
+        """Close the HTTP client this event loop uses (the server's shutdown calls it)."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
+
     def _client(self) -> Any:
         """One HTTP client per event loop (a client's connections belong to the loop that made them)."""
         import httpx  # noqa: PLC0415
@@ -124,3 +134,12 @@ class IntrospectionVerifier:
                 del self._clients[other]
             client = self._clients[loop] = httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
         return client
+
+
+def _oauth_error(response: Any) -> str | None:
+    try:
+        answer = response.json()
+    except ValueError:
+        return None
+    error = answer.get("error") if isinstance(answer, dict) else None
+    return error if isinstance(error, str) else None

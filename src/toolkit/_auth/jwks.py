@@ -38,6 +38,8 @@ KEY_TYPES: Final = {
 }
 """The asymmetric algorithms toolkit verifies, and the key type each needs."""
 CURVES: Final = {"ES256": "secp256r1", "ES384": "secp384r1", "ES512": "secp521r1"}
+Keys = dict[str | None, list[tuple[Any, frozenset[str]]]]
+"""``kid`` → the keys with that id, each with the algorithms it may verify."""
 
 
 class KeySet:
@@ -48,8 +50,8 @@ class KeySet:
         self.cache_seconds = cache_seconds
         self.refetch_interval = refetch_interval
         self.timeout = timeout
-        self.keys: dict[str | None, list[tuple[Any, str | None]]] | None = None
-        """``kid`` → [(public key, the JWK's own ``alg``)]; ``None`` until a fetch succeeds."""
+        self.keys: Keys | None = None
+        """``kid`` → [(public key, the algorithms it may verify)]; ``None`` until a fetch succeeds."""
         self.version = 0
         """Bumped whenever the set of key ids changes (a verifier drops what it verified before)."""
         self._fetched_at = 0.0
@@ -106,7 +108,7 @@ class KeySet:
         self._fetched_at = time.monotonic()
         self._problem = ""
 
-    async def _download(self) -> dict[str | None, list[tuple[Any, str | None]]]:
+    async def _download(self) -> Keys:
         import httpx  # noqa: PLC0415 - the auth extra, imported when first used
 
         async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False) as client:
@@ -118,7 +120,7 @@ class KeySet:
         return parse_jwks(response.content)
 
 
-def parse_jwks(content: bytes) -> dict[str | None, list[tuple[Any, str | None]]]:
+def parse_jwks(content: bytes) -> Keys:
     """The usable signing keys of a JWKS document (others are skipped); ValueError if there are none."""
     from jwt import PyJWK  # noqa: PLC0415 - the auth extra
     from jwt.exceptions import PyJWKError  # noqa: PLC0415
@@ -127,7 +129,7 @@ def parse_jwks(content: bytes) -> dict[str | None, list[tuple[Any, str | None]]]
     entries = document.get("keys") if isinstance(document, dict) else None
     if not isinstance(entries, list):
         raise ValueError('not a JWKS document (no "keys" array)')
-    keys: dict[str | None, list[tuple[Any, str | None]]] = {}
+    keys: Keys = {}
     for entry in entries:
         if not isinstance(entry, dict) or entry.get("use", "sig") != "sig" or entry.get("kty") == "oct":
             continue
@@ -139,32 +141,36 @@ def parse_jwks(content: bytes) -> dict[str | None, list[tuple[Any, str | None]]]
         except (PyJWKError, ValueError, TypeError) as exc:
             logger.info("skipping an unusable key (kid %r): %s", entry.get("kid"), exc)
             continue
+        fits = fitting_algorithms(jwk.key)
         alg = entry.get("alg")
-        keys.setdefault(entry.get("kid"), []).append((jwk.key, alg if isinstance(alg, str) else None))
+        if isinstance(alg, str):  # the key names its algorithm: that one only
+            fits &= {alg}
+        keys.setdefault(entry.get("kid"), []).append((jwk.key, fits))
     if not keys:
         raise ValueError("no usable signing keys")
     return keys
 
 
-def _pick(keys: dict[str | None, list[tuple[Any, str | None]]], kid: str | None, algorithm: str) -> Any:
+def _pick(keys: Keys, kid: str | None, algorithm: str) -> Any:
     """The key for ``kid`` fit for ``algorithm``; without a ``kid``, the only key fit for it."""
     candidates = keys.get(kid, []) if kid is not None else [entry for entries in keys.values() for entry in entries]
-    fit = [key for key, alg in candidates if (alg is None or alg == algorithm) and key_fits(key, algorithm)]
+    fit = [key for key, fits in candidates if algorithm in fits]
     return fit[0] if len(fit) == 1 or (kid is not None and fit) else None
 
 
-def key_fits(key: Any, algorithm: str) -> bool:
-    """Whether ``key`` (a cryptography public key) is the kind ``algorithm`` signs with."""
+def fitting_algorithms(key: Any) -> frozenset[str]:
+    """The algorithms of ``KEY_TYPES`` that ``key`` (a cryptography public key) can verify."""
     from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa  # noqa: PLC0415
 
-    kind = KEY_TYPES.get(algorithm)
-    if kind == "RSA":
-        return isinstance(key, rsa.RSAPublicKey)
-    if kind == "EC":
-        return isinstance(key, ec.EllipticCurvePublicKey) and key.curve.name == CURVES[algorithm]
-    if kind == "OKP":
-        return isinstance(key, ed25519.Ed25519PublicKey | ed448.Ed448PublicKey)
-    return False
+    if isinstance(key, rsa.RSAPublicKey):
+        kind = "RSA"
+    elif isinstance(key, ed25519.Ed25519PublicKey | ed448.Ed448PublicKey):
+        kind = "OKP"
+    elif isinstance(key, ec.EllipticCurvePublicKey):
+        return frozenset(alg for alg, curve in CURVES.items() if key.curve.name == curve)
+    else:
+        return frozenset()
+    return frozenset(alg for alg, needed in KEY_TYPES.items() if needed == kind)
 
 
 def _describe(exc: Exception) -> str:

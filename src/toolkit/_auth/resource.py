@@ -111,7 +111,7 @@ class ResourceServer:
         except VerifierUnavailable as exc:
             logger.warning("cannot verify bearer tokens: %s", exc)
             return Refusal(503, description="Access tokens cannot be verified right now; retry later")
-        if access is None or access.expired():
+        if access is None or access.expired(leeway=getattr(self.verifier, "leeway", 0.0)):
             logger.info("refused a bearer token: %s", "the verifier refused it" if access is None else "expired")
             return Refusal(401, "invalid_token", description=INVALID_TOKEN_TEXT)
         scopes = self.rules.expand(access.scopes)
@@ -120,7 +120,14 @@ class ResourceServer:
         return access
 
     def _unauthenticated(self) -> Refusal:
-        return Refusal(401, scopes=tuple(sorted(self.required_scopes)), description="Authorization required")
+        # RFC 6750 §3.1: without credentials, no error code and no other error information.
+        return Refusal(401, scopes=tuple(sorted(self.required_scopes)))
+
+    async def close(self) -> None:
+        """Release what the verifier holds (its HTTP client), if it has anything to close."""
+        closing = getattr(self.verifier, "aclose", None)
+        if callable(closing):
+            await closing()
 
     def require(self, access: AccessToken, needed: frozenset[str] = frozenset()) -> Refusal | None:
         """``None`` when ``access`` grants the server-wide scopes and ``needed``; else the 403 to send."""

@@ -136,6 +136,8 @@ class McpEndpoint:
         self.begin_shutdown()
         await self.expire_requests(grace)
         self.sessions.end_all()
+        if self.gate is not None:
+            await self.gate.resource_server.close()
 
     def reap_idle(self) -> None:
         """End the sessions idle for longer than ``session_idle_timeout``."""
@@ -167,12 +169,12 @@ class McpEndpoint:
         if rejected is not None:
             await respond_error(send, rejected[0], INVALID_REQUEST, rejected[1])
             return
+        method = scope["method"]
         token = None
-        if self.gate is not None:  # every request of an authenticated server, whatever its method
+        if self.gate is not None and method in ("POST", "GET", "DELETE"):  # every MCP request, either era
             token = await self.gate.admit(scope, headers, send)
             if token is None:
                 return
-        method = scope["method"]
         if method == "POST":
             await self._post(scope, receive, send, headers, token)
         elif method == "GET":
@@ -464,6 +466,15 @@ class McpApp(Starlette):
         """The ASGI endpoint itself, to add as a route of another app."""
         endpoint: McpEndpoint = self.state.mcp
         return endpoint
+
+    @property
+    def resource_metadata(self) -> ResourceMetadata | None:
+        """The protected resource metadata endpoint (``None`` without ``auth=``), to route in a host app."""
+        for route in self.routes:
+            endpoint = getattr(route, "endpoint", None)
+            if isinstance(endpoint, ResourceMetadata):
+                return endpoint
+        return None
 
     def lifespan(self, app: Any = None) -> contextlib.AbstractAsyncContextManager[None]:
         """The server's lifespan, as an app lifespan (``FastAPI(lifespan=mcp_app.lifespan)``)."""

@@ -75,7 +75,7 @@ class BearerGate:
             headers.append(("retry-after", "5"))
         else:
             headers.append(("www-authenticate", self.resource_server.challenge(refusal, self.metadata_url(scope))))
-        message = f"{STATUS_TEXT[refusal.status]}: {refusal.description or refusal.error}"
+        message = f"{STATUS_TEXT[refusal.status]}: {refusal.description or refusal.error or 'send a bearer token'}"
         data: dict[str, Any] = {"error": refusal.error} if refusal.error else {}
         if refusal.scopes:
             data["scope"] = " ".join(refusal.scopes)
