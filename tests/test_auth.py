@@ -207,13 +207,15 @@ async def test_any_host_allowed_needs_a_resource_url() -> None:
 
 async def test_mounted_app_describes_the_mounted_resource() -> None:
     from starlette.applications import Starlette
-    from starlette.routing import Mount
+    from starlette.routing import Mount, Route
 
     port = free_port()
     url = f"http://127.0.0.1:{port}/api/mcp"
     with serve_issuer(url) as issuer:
         mcp_app = secure_server(issuer).http_app()
-        host = Starlette(routes=[Mount("/api", app=mcp_app)], lifespan=mcp_app.lifespan)
+        assert mcp_app.resource_metadata is not None
+        rfc_location = Route("/.well-known/oauth-protected-resource/api/mcp", mcp_app.resource_metadata)
+        host = Starlette(routes=[rfc_location, Mount("/api", app=mcp_app)], lifespan=mcp_app.lifespan)
         async with serve(host, port=port) as running, connect(url) as http:
             reply = await Modern(http).request("server/discover")
             assert reply.status == 401
@@ -221,6 +223,8 @@ async def test_mounted_app_describes_the_mounted_resource() -> None:
             assert where == f"{running.base}/api/.well-known/oauth-protected-resource/mcp"
             document = (await http.http.get(where)).json()
             assert document["resource"] == url
+            routed = await http.http.get(f"{running.base}/.well-known/oauth-protected-resource/api/mcp")
+            assert routed.json() == document
             ok = await Modern(with_token(http, issuer.token())).call_tool("whoami")
             assert ok.status == 200
             assert ok.result["structuredContent"]["subject"] == "alice"
@@ -260,11 +264,7 @@ async def test_no_token_is_challenged_on_every_method_of_both_eras() -> None:
         for reply in replies:
             assert reply.status == 401
             params = challenge(reply.headers)
-            assert params == {
-                "scope": "mcp",
-                "resource_metadata": metadata_url(secure),
-                "error_description": "Authorization required",
-            }
+            assert params == {"scope": "mcp", "resource_metadata": metadata_url(secure)}  # RFC 6750 §3.1: no error
 
 
 async def test_another_scheme_is_challenged_like_no_token() -> None:
@@ -686,3 +686,23 @@ async def test_scopes_without_auth_are_announced(caplog: pytest.LogCaptureFixtur
     with caplog.at_level("WARNING", logger="toolkit"):
         server.http_app()
     assert "declare scopes=, but the server has no auth=" in caplog.text
+
+
+# --- the in-memory test client, acting as a caller -----------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+async def test_testing_client_sees_what_its_token_grants(version: str) -> None:
+    from toolkit.testing import Client
+
+    with serve_issuer("http://127.0.0.1:9/mcp") as issuer:
+        server = secure_server(issuer)
+    reader = AccessToken(subject="ada", client_id="tests", scopes=frozenset({"forecast:read"}), expires_at=None)
+    async with Client(server, protocol_version=version, access_token=reader) as client:
+        assert [tool["name"] for tool in await client.list_tools()] == ["whoami", "forecast", "confirm"]
+        assert (await client.call_tool("whoami"))["structuredContent"]["subject"] == "ada"
+        refused = await client.request("tools/call", {"name": "reset_forecasts", "arguments": {}})
+        assert refused["_http_status"] == 403
+        assert refused["error"]["data"] == {"requiredScopes": ["admin", "forecast:read"]}
+    async with Client(server, protocol_version=version) as trusted:  # no token: stdio-like, everything
+        assert len(await trusted.list_tools()) == 4
