@@ -180,10 +180,15 @@ class CliServer:
 
 
 @contextlib.contextmanager
-def cli_server(app: str | Path, *args: str, path: str = "/mcp") -> Iterator[CliServer]:
-    """``toolkit run APP --transport http --port P [args]``, ready to serve; always stopped."""
-    for _attempt in range(3):
-        port = free_port()
+def cli_server(app: str | Path, *args: str, path: str = "/mcp", port: int | None = None) -> Iterator[CliServer]:
+    """``toolkit run APP --transport http --port P [args]``, ready to serve; always stopped.
+
+    ``port`` None picks a free one (retrying if it is taken meanwhile); a test that must know the
+    URL before the server starts (a token's audience) picks one with ``free_port()`` and passes it.
+    """
+    chosen = port
+    for _attempt in range(3 if chosen is None else 1):
+        port = free_port() if chosen is None else chosen
         handle, log_name = tempfile.mkstemp(prefix="toolkit-cli-", suffix=".log")
         log = Path(log_name)
         command = [str(TOOLKIT), "run", str(app), "--transport", "http", "--port", str(port), *args]
