@@ -327,13 +327,20 @@ def _sse_response(buffer: bytes, want_id: int | None) -> tuple[Any, bytes]:
 
 
 class HttpTransport(_Transport):
-    """Streamable HTTP: every message is a POST to one endpoint."""
+    """Streamable HTTP: every message is a POST to one endpoint.
 
-    def __init__(self, host: str, port: int, path: str = "/mcp") -> None:
+    ``bearer``, when given, is called once per message (requests and notifications alike) for the
+    access token to send as ``Authorization: Bearer <token>``: a constant for one reusable token,
+    or a supply of fresh ones (``TokenSupply``) so that every request carries a token the server
+    has never seen.
+    """
+
+    def __init__(self, host: str, port: int, path: str = "/mcp", bearer: Callable[[], str] | None = None) -> None:
         self.connection = HttpConnection(host, port, path)
         self.session_id: str | None = None
         self.protocol_header = ""
         self.modern = False
+        self.bearer = bearer
 
     def use_version(self, version: str) -> None:
         self.protocol_header = f"MCP-Protocol-Version: {version}\r\n"
@@ -347,6 +354,8 @@ class HttpTransport(_Transport):
             lines += f"Mcp-Method: {method}\r\n"
             if request is not None and request.name is not None:
                 lines += f"Mcp-Name: {request.name}\r\n"
+        if self.bearer is not None:
+            lines += f"Authorization: Bearer {self.bearer()}\r\n"
         return lines
 
     async def exchange(self, request: _Request, request_id: int, timeout: float) -> Any:
@@ -367,6 +376,20 @@ class HttpTransport(_Transport):
 
     async def close(self) -> None:
         await self.connection.close()
+
+
+class TokenSupply:
+    """Hands out each of ``tokens`` once, in order: ``bearer=`` for an every-call-a-new-token batch."""
+
+    def __init__(self, tokens: list[str]) -> None:
+        self._tokens = tokens
+        self.used = 0
+
+    def __call__(self) -> str:
+        if self.used >= len(self._tokens):
+            raise ProtocolError(f"ran out of fresh tokens after {self.used}: generate more")
+        self.used += 1
+        return self._tokens[self.used - 1]
 
 
 class _HttpStatusError(ProtocolError):

@@ -12,6 +12,9 @@ FRAMEWORKS = ("toolkit", "mcp", "fastmcp")
 ANCHORS = ("mcp", "fastmcp")
 ERAS: tuple[Era, ...] = ("legacy", "modern")
 CALL_MODES = {"stdio": "stdio", "http_seq": "HTTP sequential", "http_c16": "HTTP 16 clients"}
+# The auth scenario's two batches: one reusable token on every call, or a new token on every call.
+AUTH_VARIANTS = {"same": "same token", "fresh": "fresh token"}
+AUTH_TARGET = Fraction(5, 4)  # authenticated / unauthenticated server CPU per call, HTTP sequential
 
 
 @dataclass(frozen=True)
@@ -20,7 +23,12 @@ class Metric:
     label: str
     unit: str
     better: Literal["lower", "higher"] = "lower"
-    target: Fraction | None = None  # toolkit / best anchor must be <= this
+    target: Fraction | None = None  # toolkit / best anchor (or toolkit's own value, below) must be <= this
+    # "best_anchor": the target bounds toolkit / best anchor; "value": it bounds toolkit's own
+    # figure (a ratio computed within one framework's column, such as auth / unauthenticated).
+    target_of: Literal["best_anchor", "value"] = "best_anchor"
+    # A derived metric: per framework and round, the sample of key [0] divided by that of key [1].
+    ratio_of: tuple[str, str] | None = None
 
 
 def _catalogue() -> list[Metric]:
@@ -41,6 +49,22 @@ def _catalogue() -> list[Metric]:
             Metric(f"list500.{era}.steady_ms", f"tools/list 500 tools, steady ({era})", "ms", target=Fraction(1, 25)),
             Metric(f"list500.{era}.steady_cpu_ms", f"tools/list 500 tools, steady, server CPU ({era})", "ms"),
         ]
+    for era in ERAS:
+        for variant, variant_label in AUTH_VARIANTS.items():
+            prefix = f"auth.http_seq.{era}.{variant}"
+            where = f"HTTP sequential, {era}, {variant_label}"
+            metrics += [
+                Metric(f"{prefix}.cpu_us", f"authenticated get_items server CPU/call ({where})", "µs"),
+                Metric(f"{prefix}.p50_us", f"authenticated get_items p50 latency ({where})", "µs"),
+                Metric(
+                    f"{prefix}.cpu_ratio",
+                    f"authenticated / unauthenticated server CPU/call ({where})",
+                    "x",
+                    target=AUTH_TARGET,
+                    target_of="value",
+                    ratio_of=(f"{prefix}.cpu_us", f"call.http_seq.{era}.cpu_us"),
+                ),
+            ]
     metrics.append(Metric("register500_ms", "register 500 tools (in-process)", "ms", target=Fraction(1, 4)))
     first = {"legacy": "initialize", "modern": "server/discover"}
     for era in ERAS:
@@ -70,6 +94,7 @@ class Cell:
     """One framework's samples for one metric, one per round, and how it went."""
 
     samples: list[float] = field(default_factory=list)
+    rounds: list[int] = field(default_factory=list)  # the round each sample was taken in
     raw: list[Any] = field(default_factory=list)
     unsupported: str | None = None
     errors: list[str] = field(default_factory=list)
@@ -86,6 +111,7 @@ class Collector:
         self.cells: dict[str, dict[str, Cell]] = {m.key: {} for m in METRICS}
         self.baseline = baseline  # the column of toolkit at an earlier commit (--baseline), if any
         self.errors: list[dict[str, Any]] = []
+        self.round = 0  # the round being run, recorded with every sample
 
     def cell(self, key: str, framework: str) -> Cell:
         return self.cells[key].setdefault(framework, Cell())
@@ -93,6 +119,7 @@ class Collector:
     def add(self, key: str, framework: str, value: float, raw: Any = None) -> None:
         cell = self.cell(key, framework)
         cell.samples.append(value)
+        cell.rounds.append(self.round)
         if raw is not None:
             cell.raw.append(raw)
 
@@ -114,6 +141,29 @@ class Collector:
             }
         )
 
+    def derive(self) -> None:
+        """Fill the derived metrics (``Metric.ratio_of``) from the samples taken: per framework,
+        one ratio per round in which both figures were measured. A framework whose numerator
+        was unsupported or failed gets that state; one without a denominator (its scenario not
+        run, or failed) gets no figure for that round."""
+        for metric in METRICS:
+            if metric.ratio_of is None:
+                continue
+            top_key, bottom_key = metric.ratio_of
+            derived: dict[str, Cell] = {}
+            for fw, top in self.cells[top_key].items():
+                cell = Cell(unsupported=top.unsupported, errors=list(top.errors))
+                bottom = self.cells[bottom_key].get(fw)
+                below = dict(zip(bottom.rounds, bottom.samples, strict=True)) if bottom is not None else {}
+                for round_no, value in zip(top.rounds, top.samples, strict=True):
+                    if below.get(round_no):
+                        cell.samples.append(value / below[round_no])
+                        cell.rounds.append(round_no)
+                        cell.raw.append({top_key: value, bottom_key: below[round_no]})
+                if cell.samples or cell.unsupported or cell.errors:
+                    derived[fw] = cell
+            self.cells[metric.key] = derived
+
     def summary(self, key: str) -> dict[str, Any]:
         """Medians, best anchor, ratio toolkit/best anchor, the target verdict, and ratio toolkit/baseline."""
         metric = METRICS_BY_KEY[key]
@@ -132,8 +182,9 @@ class Collector:
         ratios = {fw: toolkit / value for fw, value in anchors.items() if toolkit is not None and value}
         ratio = ratios.get(best_anchor) if best_anchor is not None else None
         target_met = None
-        if ratio is not None and metric.target is not None:
-            target_met = ratio <= metric.target
+        checked = toolkit if metric.target_of == "value" else ratio
+        if checked is not None and metric.target is not None:
+            target_met = checked <= metric.target
         base = medians.get(self.baseline) if self.baseline is not None else None
         ratio_baseline = toolkit / base if toolkit is not None and base else None
         return {
@@ -141,6 +192,8 @@ class Collector:
             "unit": metric.unit,
             "better": metric.better,
             "target": str(metric.target) if metric.target is not None else None,
+            "target_of": metric.target_of if metric.target is not None else None,
+            "ratio_of": list(metric.ratio_of) if metric.ratio_of is not None else None,
             "median": medians,
             "best_anchor": best_anchor,
             "ratio_toolkit_best_anchor": ratio,
@@ -151,6 +204,7 @@ class Collector:
             "frameworks": {
                 fw: {
                     "samples": cell.samples,
+                    "rounds": cell.rounds,
                     "raw": cell.raw,
                     "unsupported": cell.unsupported,
                     "errors": cell.errors,

@@ -10,7 +10,7 @@ from dataclasses import asdict
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from bench.metrics import ANCHORS, METRICS, Collector
+from bench.metrics import ANCHORS, AUTH_TARGET, AUTH_VARIANTS, ERAS, METRICS, METRICS_BY_KEY, Collector
 
 if TYPE_CHECKING:
     from bench.baseline import Baseline
@@ -104,6 +104,8 @@ def build(
 def _value(value: float, unit: str) -> str:
     if unit in ("µs", "1/s"):
         return f"{value:,.0f}"
+    if unit == "x":
+        return f"{value:.3f}"
     return f"{value:,.1f}"
 
 
@@ -154,7 +156,8 @@ def table(results: dict[str, Any]) -> str:
             row.append("")
         else:
             verdict = {True: "✓", False: "✗", None: "?"}[summary["target_met"]]
-            row.append(f"≤ {_fraction(metric.target)} {verdict}")
+            bound = f"{float(metric.target):g}x (toolkit)" if metric.target_of == "value" else _fraction(metric.target)
+            row.append(f"≤ {bound} {verdict}")
         rows.append(row)
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     right = set(range(2, len(header) - 1))
@@ -206,7 +209,31 @@ def table(results: dict[str, Any]) -> str:
     )
     if notes:
         out += ["", "n/a (unsupported):", *notes]
+    out += _auth_verdict(results)
     return "\n".join(out)
+
+
+def _auth_verdict(results: dict[str, Any]) -> list[str]:
+    """The auth target, spelled out: toolkit's authenticated / unauthenticated server CPU per call."""
+    metrics = results["metrics"]
+    if not any(key.startswith("auth.") for key in metrics):
+        return []
+    lines = ["", f"auth target: server CPU per authenticated call ≤ {float(AUTH_TARGET):g}x the unauthenticated call"]
+    for era in ERAS:
+        parts = []
+        for variant, label in AUTH_VARIANTS.items():
+            key = f"auth.http_seq.{era}.{variant}.cpu_ratio"
+            summary = metrics.get(key)
+            toolkit = summary["median"].get("toolkit") if summary is not None else None
+            if toolkit is None:
+                top, bottom = METRICS_BY_KEY[key].ratio_of or ("", "")
+                missing = bottom if metrics.get(top, {}).get("median", {}).get("toolkit") is not None else top
+                parts.append(f"{label}: - (no toolkit figure for {missing})")
+                continue
+            verdict = "meets the target" if summary["target_met"] else "MISSES the target"
+            parts.append(f"{label} {toolkit:.3f}x ({verdict})")
+        lines.append(f"  HTTP sequential, {era}: " + "; ".join(parts))
+    return lines
 
 
 def _fraction(target: Fraction) -> str:

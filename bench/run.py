@@ -19,15 +19,18 @@ import os
 import signal
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench import procs, report
 from bench.baseline import ALIASES, Baseline, BaselineError, compile_sources, prepare
-from bench.driver import Era, HttpTransport, Session, StdioTransport, Unsupported
-from bench.metrics import ERAS, FRAMEWORKS, Collector
+from bench.driver import Era, HttpTransport, Session, StdioTransport, TokenSupply, Unsupported
+from bench.jwks import JwksServer
+from bench.metrics import AUTH_VARIANTS, ERAS, FRAMEWORKS, Collector
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ROOT / "bench" / "servers"
@@ -41,6 +44,9 @@ IMPORTS = {
     "fastmcp": "from fastmcp import FastMCP",
 }
 DISTRIBUTIONS = {"toolkit": "toolkit", "mcp": "mcp", "fastmcp": "fastmcp"}
+SCENARIO_GROUPS = ("import", "register", "calls", "auth", "list500", "rss")
+BATCH_METRICS = ("cpu_us", "calls_per_s", "p50_us", "p99_us")
+AUTH_METRICS = ("cpu_us", "p50_us")  # the auth batches' figures (cpu_ratio is derived after the run)
 
 
 @dataclass
@@ -122,6 +128,7 @@ class Bench:
         base_env = server_env()
         self.envs = {fw.name: fw.environ(base_env) for fw in frameworks}
         self.round = 0
+        self._auth_support: dict[str, str | None] = {}  # framework -> why auth cannot run there
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -133,9 +140,19 @@ class Bench:
         return await procs.start(argv, self.envs[fw.name], self._log(fw, what), stdio=True)
 
     async def _batch(
-        self, fw: Framework, prefix: str, pid: int, sessions: list[Session], calls: int, warmup: int
+        self,
+        fw: Framework,
+        prefix: str,
+        pid: int,
+        sessions: list[Session],
+        calls: int,
+        warmup: int,
+        metrics: tuple[str, ...] = BATCH_METRICS,
     ) -> None:
-        """Warm up, then ``calls`` tools/call of get_items spread over ``sessions`` (one worker each)."""
+        """Warm up, then ``calls`` tools/call of get_items spread over ``sessions`` (one worker each).
+
+        ``metrics`` are the figures recorded under ``prefix`` (of cpu_us, calls_per_s, p50_us, p99_us).
+        """
         async with asyncio.timeout(self.s.batch_timeout):
             await asyncio.gather(*(_calls(s, max(1, warmup // len(sessions))) for s in sessions))
             latencies: list[float] = []
@@ -151,11 +168,15 @@ class Bench:
             await asyncio.gather(*(worker(s) for s in sessions))
             wall, cpu1 = time.perf_counter() - wall0, procs.cpu_seconds(pid)
         latencies.sort()
-        add = self.collector.add
-        add(f"{prefix}.cpu_us", fw.name, (cpu1 - cpu0) / calls * 1e6, {"cpu_s": cpu1 - cpu0, "calls": calls})
-        add(f"{prefix}.calls_per_s", fw.name, calls / wall)
-        add(f"{prefix}.p50_us", fw.name, percentile(latencies, 0.50), [round(v, 1) for v in latencies])
-        add(f"{prefix}.p99_us", fw.name, percentile(latencies, 0.99))
+        figures = {
+            "cpu_us": ((cpu1 - cpu0) / calls * 1e6, {"cpu_s": cpu1 - cpu0, "calls": calls}),
+            "calls_per_s": (calls / wall, None),
+            "p50_us": (percentile(latencies, 0.50), [round(v, 1) for v in latencies]),
+            "p99_us": (percentile(latencies, 0.99), None),
+        }
+        for metric in metrics:
+            value, raw = figures[metric]
+            self.collector.add(f"{prefix}.{metric}", fw.name, value, raw)
 
     async def _guard(
         self, fw: Framework, keys: list[str], body: Callable[[], Awaitable[None]], era: Era | None = None
@@ -257,6 +278,95 @@ class Bench:
             if process is not None:
                 await procs.stop(process)
 
+    async def _auth_unsupported(self, fw: Framework) -> str | None:
+        """Why the auth scenario cannot run for ``fw``, or ``None`` when it can (asked once per column)."""
+        if fw.name not in self._auth_support:
+            reason = None
+            if fw.kind != "toolkit":
+                reason = "not measured: the auth scenario configures a bearer-token verifier in toolkit only"
+            else:
+                code = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('toolkit.auth') else 3)"
+                try:
+                    await _run([str(fw.python), "-c", code], self.envs[fw.name], 120.0)
+                except RuntimeError as exc:
+                    reason = f"{fw.name} has no toolkit.auth (it predates authorization)"
+                    if "exited 3" not in str(exc):
+                        reason = f"could not look for toolkit.auth in {fw.name}: {str(exc)[-200:]}"
+            self._auth_support[fw.name] = reason
+        return self._auth_support[fw.name]
+
+    async def auth_calls(self, fw: Framework) -> None:
+        """Sequential HTTP calls with a bearer token (JWT, RS256, key set fetched once): a reusable
+        token on every call, then a never-seen token on every call; both eras, one server."""
+        keys_by_era = {
+            era: [f"auth.http_seq.{era}.{variant}.{m}" for variant in AUTH_VARIANTS for m in AUTH_METRICS]
+            for era in ERAS
+        }
+        every_key = keys_by_era["legacy"] + keys_by_era["modern"]
+        reason = await self._auth_unsupported(fw)
+        if reason is not None:
+            self.collector.unsupported(every_key, fw.name, reason)
+            if fw.kind == "toolkit":
+                print(f"    {fw.name}: auth unsupported ({reason})", flush=True)
+            return
+        port = procs.free_port()
+        audience = f"http://127.0.0.1:{port}/mcp"  # the resource URL toolkit derives from each request
+        argv = [str(fw.python), str(fw.server), "--workload", "items", "--transport", "http", "--port", str(port)]
+        # Per era: the session's opening requests (2 in the legacy era), the warm-up and the batch.
+        per_era = self.s.warmup + self.s.calls + 2
+        process = None
+        tokens: dict[str, Any] = {}  # tokens.json: "token" (the reusable one), "fresh" (single-use ones)
+
+        with JwksServer() as jwks, tempfile.TemporaryDirectory(prefix="bench-auth-") as tmp:
+
+            async def start() -> None:
+                nonlocal process
+                await _run(
+                    [str(fw.python), str(SERVERS / "auth_tokens.py"), tmp, "--audience", audience,
+                     "--issuer", jwks.issuer, "--count", str(per_era * len(ERAS))],
+                    self.envs[fw.name],
+                    300.0,
+                )  # fmt: skip
+                jwks.document = (Path(tmp) / "jwks.json").read_bytes()
+                tokens.update(json.loads((Path(tmp) / "tokens.json").read_text()))
+                env = {
+                    **self.envs[fw.name],
+                    "BENCH_AUTH_JWKS": jwks.uri,
+                    "BENCH_AUTH_ISSUER": jwks.issuer,
+                    "BENCH_AUTH_AUDIENCE": audience,
+                }
+                process, _ = await procs.start(argv, env, self._log(fw, "auth"), stdio=False)
+                await procs.wait_for_port(process, port, self.s.start_timeout)
+
+            try:
+                await self._guard(fw, every_key, start)
+                if process is None or process.returncode is not None:
+                    return
+                same: str = tokens["token"]
+                fresh = TokenSupply(tokens["fresh"])  # one supply for both eras: no token is sent twice
+                for era in ERAS:
+
+                    async def body(era: Era = era) -> None:
+                        assert process is not None
+                        for variant in AUTH_VARIANTS:
+                            bearer = fresh if variant == "fresh" else (lambda: same)
+                            session = Session(HttpTransport("127.0.0.1", port, bearer=bearer), era)
+                            try:
+                                await session.open(self.s.start_timeout)
+                                prefix = f"auth.http_seq.{era}.{variant}"
+                                await self._batch(
+                                    fw, prefix, process.pid, [session], self.s.calls, self.s.warmup, AUTH_METRICS
+                                )
+                            finally:
+                                await session.transport.close()
+                        if jwks.fetches != 1:
+                            raise RuntimeError(f"the server fetched the key set {jwks.fetches} times, not once")
+
+                    await self._guard(fw, keys_by_era[era], body, era)
+            finally:
+                if process is not None:
+                    await procs.stop(process)
+
     async def list500(self, fw: Framework, era: Era) -> None:
         keys = [f"list500.{era}.first_ms", f"list500.{era}.steady_ms", f"list500.{era}.steady_cpu_ms"]
         if era == "legacy":
@@ -309,6 +419,7 @@ class Bench:
             ("calls", "stdio calls, legacy (+ spawn)", lambda fw: self.stdio_calls(fw, "legacy")),
             ("calls", "stdio calls, modern (+ spawn)", lambda fw: self.stdio_calls(fw, "modern")),
             ("calls", "HTTP calls, both eras", self.http_calls),
+            ("auth", "HTTP calls with a bearer token, both eras", self.auth_calls),
             ("list500", "tools/list 500, legacy (+ RSS)", lambda fw: self.list500(fw, "legacy")),
             ("list500", "tools/list 500, modern", lambda fw: self.list500(fw, "modern")),
             ("rss", "idle RSS, 0 tools", self.rss_empty),
@@ -318,7 +429,7 @@ class Bench:
     async def run(self, selected: set[str]) -> None:
         runnable = [fw for fw in self.frameworks if fw.available]
         for round_no in range(1, self.s.rounds + 1):
-            self.round = round_no
+            self.round = self.collector.round = round_no
             print(f"== round {self.round}/{self.s.rounds}", flush=True)
             for _, description, scenario in self.scenarios(selected):
                 started = time.perf_counter()
@@ -404,8 +515,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument(
         "--scenarios",
-        default="import,register,calls,list500,rss",
-        help="comma-separated scenario groups: import,register,calls,list500,rss (default: all)",
+        default=",".join(SCENARIO_GROUPS),
+        help=f"comma-separated scenario groups: {','.join(SCENARIO_GROUPS)} (default: all); auth's ratio "
+        "to the unauthenticated server CPU/call needs calls in the same run",
     )
     parser.add_argument("--out", type=Path, default=RESULTS, help="results directory (default bench/results)")
     return parser.parse_args(argv)
@@ -427,6 +539,11 @@ async def main_async(args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
         return 2
     selected = set(args.scenarios.split(","))
+    if selected - set(SCENARIO_GROUPS):
+        print(f"unknown scenario group(s): {', '.join(sorted(selected - set(SCENARIO_GROUPS)))}", file=sys.stderr)
+        return 2
+    if "auth" in selected and "calls" not in selected:
+        print("note: without the calls scenario, auth's ratios to unauthenticated calls are not computed")
 
     baseline: Baseline | None = None
     if args.baseline:
@@ -474,6 +591,7 @@ async def main_async(args: argparse.Namespace) -> int:
     try:
         await bench.run(selected)
     finally:
+        bench.collector.derive()
         source_end = report.toolkit_source(str(ROOT))
         results = report.build(
             bench.collector, frameworks, settings, machine, started, selected, source_start, source_end, baseline

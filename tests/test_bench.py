@@ -44,6 +44,17 @@ def test_the_benchmark_runs_clean_in_quick_mode(tmp_path: Path) -> None:
     assert missing == [], f"metrics without a toolkit figure: {missing}"
     for metric in results["metrics"].values():
         assert metric["label"] in run.stdout, "every metric is a row of the printed table"
+    # The auth scenario ran (bearer tokens, JWT with a cached key set), with its ratios to the
+    # unauthenticated calls of the same round and their target verdict.
+    for era in ("legacy", "modern"):
+        for variant in ("same", "fresh"):
+            prefix = f"auth.http_seq.{era}.{variant}"
+            for key in (f"{prefix}.cpu_us", f"{prefix}.p50_us", f"{prefix}.cpu_ratio"):
+                assert results["metrics"][key]["median"]["toolkit"] > 0, key
+            ratio = results["metrics"][f"{prefix}.cpu_ratio"]
+            assert ratio["ratio_of"] == [f"{prefix}.cpu_us", f"call.http_seq.{era}.cpu_us"]
+            assert ratio["target_met"] in (True, False)
+    assert "auth target:" in run.stdout
 
 
 def test_the_benchmark_compares_toolkit_with_a_baseline_commit(tmp_path: Path) -> None:

@@ -2,8 +2,14 @@
 
 Run from the project venv: ``python bench/servers/toolkit_server.py [--workload W] [--transport T]``,
 or ``toolkit run bench/servers/toolkit_server.py:server`` with ``BENCH_WORKLOAD`` set.
+
+With ``BENCH_AUTH_JWKS`` (a JWKS URL), ``BENCH_AUTH_ISSUER`` and ``BENCH_AUTH_AUDIENCE`` (the
+resource URL, ``http://127.0.0.1:PORT/mcp``) in the environment, the server requires bearer
+tokens: ``auth=JWTVerifier(...)`` (the ``auth`` scenario). Without them it is built exactly as
+before, and ``toolkit.auth`` is not even imported.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -14,7 +20,16 @@ import workloads
 from toolkit import Server
 
 config = workloads.Config.load(sys.argv[1:] if __name__ == "__main__" else None)
-server = Server("bench", version="1.0.0")
+if os.environ.get("BENCH_AUTH_JWKS"):
+    from toolkit.auth import JWTVerifier
+
+    issuer = os.environ["BENCH_AUTH_ISSUER"]
+    verifier = JWTVerifier(
+        jwks_uri=os.environ["BENCH_AUTH_JWKS"], issuer=issuer, audience=os.environ["BENCH_AUTH_AUDIENCE"]
+    )
+    server = Server("bench", version="1.0.0", auth=verifier, authorization_servers=[issuer])
+else:
+    server = Server("bench", version="1.0.0")
 for fn in workloads.tools(config.workload):
     server.add_tool(fn)
 
