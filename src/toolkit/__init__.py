@@ -5,7 +5,6 @@ validates arguments, and sends results to clients of every protocol version in t
 that version accepts.
 """
 
-from ._auth.tokens import AccessToken
 from ._content import Audio, ContentBlock, EmbeddedResource, Image, ResourceLink, Text, ToolResult
 from ._context import Context, ElicitResult, Root, SamplingResult
 from ._errors import (
@@ -32,7 +31,6 @@ __all__ = [
     "LATEST_VERSION",
     "LEGACY_VERSIONS",
     "MODERN_VERSIONS",
-    "AccessToken",
     "Audio",
     "ContentBlock",
     "Context",

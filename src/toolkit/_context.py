@@ -24,7 +24,6 @@ import pydantic
 from pydantic import BaseModel
 
 from . import _compat
-from ._auth.tokens import AccessToken
 from ._errors import ClientRequestError, InputRequired, ToolError
 from ._schema.elicitation import elicitation_schema
 from ._scope import RequestScope
@@ -32,6 +31,7 @@ from ._settings import Settings
 from ._types import LOG_RANK, LogLevel
 
 if TYPE_CHECKING:
+    from ._auth.tokens import AccessToken
     from ._server import Server
 
 T = TypeVar("T")

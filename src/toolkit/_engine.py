@@ -14,10 +14,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _compat
-from ._auth.tokens import AccessToken
 from ._completions import choices, completion_result
 from ._content import CallOutcome
 from ._context import Context, Services
@@ -52,6 +51,9 @@ from ._versions import (
     is_modern_request,
     negotiate_legacy,
 )
+
+if TYPE_CHECKING:
+    from ._auth.tokens import AccessToken
 
 logger = logging.getLogger("toolkit")
 

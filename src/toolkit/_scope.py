@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _compat
-from ._auth.tokens import AccessToken
 from ._errors import INVALID_PARAMS, INVALID_REQUEST, McpError
 from ._jsonrpc import Request
 from ._session import Connection, Session
@@ -26,6 +25,9 @@ from ._types import (
     Send,
 )
 from ._versions import BEFORE_INITIALIZE, MODERN_VERSIONS, unsupported_version
+
+if TYPE_CHECKING:
+    from ._auth.tokens import AccessToken
 
 
 @dataclass(slots=True)

@@ -13,8 +13,6 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, Unpack, overload
 
-from ._auth.resource import ResourceServer
-from ._auth.tokens import TokenVerifier
 from ._completions import Completer
 from ._context import Context
 from ._engine import Engine
@@ -29,6 +27,8 @@ from ._tools import Tool, ToolOptions
 from ._transports.stdio import run_stdio
 
 if TYPE_CHECKING:
+    from ._auth.resource import ResourceServer
+    from ._auth.tokens import TokenVerifier
     from ._events import EventStore
     from ._transports.http.app import McpApp
 
@@ -216,6 +216,8 @@ class Server:
 
         Takes effect for apps made after the call (``http_app``, ``run("http")``).
         """
+        from ._auth.resource import ResourceServer  # noqa: PLC0415 - a server without auth never loads it
+
         self.resource_server = ResourceServer(
             auth,
             authorization_servers=authorization_servers,

@@ -22,17 +22,19 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pydantic_core
 
-from ._auth.tokens import AccessToken
 from ._errors import METHOD_NOT_FOUND, ClientError
 from ._jsonrpc import Notification, Request, Response
 from ._server import Server
 from ._session import Connection
 from ._types import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY
 from ._versions import LATEST_VERSION, is_known, is_modern
+
+if TYPE_CHECKING:
+    from ._auth.tokens import AccessToken
 
 __all__ = ["Client", "ClientError", "Handler"]
 

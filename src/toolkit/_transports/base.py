@@ -7,13 +7,15 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from .._auth.tokens import AccessToken
 from .._errors import INTERNAL_ERROR
 from .._jsonrpc import Notification, Reply, Request, Response, busy_reply, encode, error_reply
 from .._session import Connection, Session
 from .._types import RequestId, Send
+
+if TYPE_CHECKING:
+    from .._auth.tokens import AccessToken
 
 logger = logging.getLogger("toolkit")
 

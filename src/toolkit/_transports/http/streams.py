@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from ..._auth.tokens import AccessToken
 from ..._errors import INVALID_REQUEST, ClientRequestError
 from ..._events import EventStore
 from ..._jsonrpc import Reply, Request, encode
@@ -32,6 +31,8 @@ from .sessions import HttpSession
 
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
+
+    from ..._auth.tokens import AccessToken
 
 SSE_HEADERS: Final = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
 WATCH_AFTER: Final = 0.05
