@@ -14,7 +14,7 @@ import httpx
 import pytest
 from tests.support.apps import WEATHER
 from tests.support.issuer import serve_issuer
-from tests.support.processes import LOCALHOST, TOOLKIT, free_port, stop, wait_for_port
+from tests.support.processes import TOOLKIT, free_port, http_server
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -103,20 +103,11 @@ def test_flags_on_an_app_configured_in_code_are_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_flags_protect_every_worker(workers: int, tmp_path: Path) -> None:
+def test_flags_protect_every_worker(workers: int) -> None:
     port = free_port()
     resource = f"http://127.0.0.1:{port}/mcp"
     with serve_issuer(resource) as issuer:
-        argv = [
-            str(TOOLKIT),
-            "run",
-            str(WEATHER),
-            "--transport",
-            "http",
-            "--host",
-            LOCALHOST,
-            "--port",
-            str(port),
+        flags = [
             "--workers",
             str(workers),
             "--auth-jwks-uri",
@@ -128,10 +119,7 @@ def test_flags_protect_every_worker(workers: int, tmp_path: Path) -> None:
             "--required-scope",
             "mcp",
         ]
-        with (tmp_path / "stderr").open("wb") as log:
-            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stderr=log, env=clean_environment())
-        try:
-            wait_for_port(port, timeout=30, process=process)
+        with http_server(WEATHER, *flags, port=port, env=clean_environment(), timeout=30):
             document = httpx.get(f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp").json()
             assert document["resource"] == resource
             assert document["authorization_servers"] == [issuer.issuer]
@@ -145,11 +133,9 @@ def test_flags_protect_every_worker(workers: int, tmp_path: Path) -> None:
                 assert short.status_code == 403
                 ok = httpx.post(resource, json=DISCOVER, headers={**HEADERS, "authorization": f"Bearer {good}"})
                 assert ok.status_code == 200, ok.text
-        finally:
-            stop(process)
 
 
-def test_environment_alone_configures_it(tmp_path: Path) -> None:
+def test_environment_alone_configures_it() -> None:
     port = free_port()
     resource = f"http://127.0.0.1:{port}/mcp"
     with serve_issuer(resource) as issuer:
@@ -158,17 +144,11 @@ def test_environment_alone_configures_it(tmp_path: Path) -> None:
             TOOLKIT_AUTH_ISSUER=issuer.issuer,
             TOOLKIT_AUTH_AUDIENCE=resource,
         )
-        argv = [str(TOOLKIT), "run", str(WEATHER), "--transport", "http", "--port", str(port)]
-        with (tmp_path / "stderr").open("wb") as log:
-            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stderr=log, env=env)
-        try:
-            wait_for_port(port, timeout=30, process=process)
+        with http_server(WEATHER, port=port, env=env, timeout=30):
             assert httpx.post(resource, json=DISCOVER, headers=HEADERS).status_code == 401
             token = issuer.token()
             ok = httpx.post(resource, json=DISCOVER, headers={**HEADERS, "authorization": f"Bearer {token}"})
             assert ok.status_code == 200
-        finally:
-            stop(process)
 
 
 def test_stdio_ignores_authorization() -> None:

@@ -90,9 +90,10 @@ def http_server(
     cwd: Path = REPO,
     env: dict[str, str] | None = None,
     timeout: float = 20.0,
+    port: int | None = None,
 ) -> Iterator[RunningServer]:
-    """``toolkit run APP --transport http`` on a free 127.0.0.1 port, for the ``with`` block."""
-    port = free_port()
+    """``toolkit run APP --transport http`` on a free 127.0.0.1 port (or ``port``), for the ``with`` block."""
+    port = port or free_port()
     argv: Sequence[str] = [
         str(TOOLKIT),
         "run",
