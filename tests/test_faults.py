@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import signal
 import socket
 import subprocess
@@ -551,3 +552,45 @@ def test_the_load_test_runs_clean_in_quick_mode(tmp_path: Path) -> None:
     assert "0 problems" in run.stdout
     for row in ("HTTP legacy sessions", "HTTP modern stateless", "stdio legacy", "stdio modern"):
         assert row in run.stdout
+
+
+def test_the_tail_load_test_runs_and_checks_every_answer(tmp_path: Path) -> None:
+    """``scripts/loadtest --tail``: fresh toolkit and floor servers, every answer checked.
+
+    No timing is asserted here: the bound is set out of reach, so the exit status speaks only
+    of wrong answers; the real bound (250 ms) is the script's own check, run by hand and in
+    docs/performance.md.
+    """
+    run = subprocess.run(
+        [
+            str(REPO / "scripts" / "loadtest"),
+            "--tail",
+            "--runs",
+            "1",
+            "--calls",
+            "200",
+            "--max-ms",
+            "1e9",
+            "--log-dir",
+            str(tmp_path),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=110,
+        cwd=REPO,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "wrong answer" not in run.stdout
+    for server in ("toolkit", "floor"):
+        for clients in (8, 16):
+            for era in ("modern", "legacy"):
+                assert re.search(
+                    rf"^{server}\s+{clients}\s+{era}\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+\d+", run.stdout, re.M
+                ), (
+                    server,
+                    clients,
+                    era,
+                    run.stdout,
+                )
+    assert run.stdout.count(" ok") == 4  # the regression check printed a verdict per configuration
