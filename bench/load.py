@@ -283,6 +283,21 @@ def _free_port() -> int:
         return port
 
 
+async def wait_listening(port: int, processes: list[Any], failure: str, timeout: float = 30.0) -> None:
+    """Return once 127.0.0.1:``port`` accepts connections; RuntimeError(``failure``) if a process ends first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            if time.monotonic() > deadline or any(process.returncode is not None for process in processes):
+                raise RuntimeError(failure) from None
+            await asyncio.sleep(0.05)
+            continue
+        writer.close()
+        return
+
+
 def _toolkit() -> str:
     candidate = Path(sys.executable).with_name("toolkit")
     return str(candidate) if candidate.exists() else "toolkit"
@@ -301,17 +316,7 @@ async def http_servers(log_dir: Path) -> Any:
             )  # fmt: skip
             processes.append(process)
         for port in ports.values():
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    _, writer = await asyncio.open_connection("127.0.0.1", port)
-                except OSError:
-                    if time.monotonic() > deadline or any(p.returncode is not None for p in processes):
-                        raise RuntimeError(f"an HTTP server did not start; see {log_dir}") from None
-                    await asyncio.sleep(0.05)
-                    continue
-                writer.close()
-                break
+            await wait_listening(port, processes, f"an HTTP server did not start; see {log_dir}")
         yield ports
     finally:
         for process in processes:

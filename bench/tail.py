@@ -39,7 +39,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from bench.load import Http, _free_port, _toolkit
+from bench.load import Http, _free_port, _toolkit, wait_listening
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ROOT / "bench" / "servers"
@@ -67,17 +67,7 @@ async def fresh_server(kind: str, log_dir: Path) -> AsyncIterator[int]:
         *server_command(kind, port), stdout=log, stderr=log, env={**os.environ, "BENCH_WORKLOAD": "items"}
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                if process.returncode is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the {kind} server did not start; see {log.name}") from None
-                await asyncio.sleep(0.05)
-                continue
-            writer.close()
-            break
+        await wait_listening(port, [process], f"the {kind} server did not start; see {log.name}")
         yield port
     finally:
         if process.returncode is None:

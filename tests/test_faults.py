@@ -538,16 +538,14 @@ async def test_stdio_eof_drains_before_exit_even_with_many_requests_in_flight() 
         assert len(answers) == 1 and answers[0]["result"]["structuredContent"] == n
 
 
+def loadtest(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [str(REPO / "scripts" / "loadtest"), *args]
+    return subprocess.run(command, check=False, capture_output=True, text=True, timeout=110, cwd=REPO)
+
+
 def test_the_load_test_runs_clean_in_quick_mode(tmp_path: Path) -> None:
     """``scripts/loadtest --quick``: a smoke run of bench/load.py (no timing is asserted)."""
-    run = subprocess.run(
-        [str(REPO / "scripts" / "loadtest"), "--quick", "--log-dir", str(tmp_path)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=110,
-        cwd=REPO,
-    )
+    run = loadtest("--quick", "--log-dir", str(tmp_path))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "0 problems" in run.stdout
     for row in ("HTTP legacy sessions", "HTTP modern stateless", "stdio legacy", "stdio modern"):
@@ -561,25 +559,7 @@ def test_the_tail_load_test_runs_and_checks_every_answer(tmp_path: Path) -> None
     of wrong answers; the real bound (250 ms) is the script's own check, run by hand and in
     docs/performance.md.
     """
-    run = subprocess.run(
-        [
-            str(REPO / "scripts" / "loadtest"),
-            "--tail",
-            "--runs",
-            "1",
-            "--calls",
-            "200",
-            "--max-ms",
-            "1e9",
-            "--log-dir",
-            str(tmp_path),
-        ],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=110,
-        cwd=REPO,
-    )
+    run = loadtest("--tail", "--runs", "1", "--calls", "200", "--max-ms", "1e9", "--log-dir", str(tmp_path))
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "wrong answer" not in run.stdout
     for server in ("toolkit", "floor"):
