@@ -8,10 +8,11 @@ import json
 import logging
 import os
 import sys
+import traceback
 from typing import Any
 
 from . import __version__
-from ._errors import AppNotFound
+from ._errors import AppNotFound, ToolkitError
 from ._loader import auth_from_environment, is_http_app, load_target, server_of
 from ._server import Server
 from ._versions import KNOWN_VERSIONS, LATEST_VERSION
@@ -39,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
         "--allowed-origin", action="append", default=None, help="HTTP: extra Origin to accept (repeatable)"
     )
     run.add_argument("--log-level", default="warning", help="server-side log level on stderr (default warning)")
+    run.add_argument("--traceback", action="store_true", help="show the full traceback of an error loading APP")
     auth = run.add_argument_group(
         "authorization (HTTP)", "Require JWT bearer tokens; each flag also reads its environment variable."
     )
@@ -65,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     tools.add_argument(
         "--protocol-version", default=LATEST_VERSION, choices=KNOWN_VERSIONS, help=f"default {LATEST_VERSION}"
     )
+    tools.add_argument("--traceback", action="store_true", help="show the full traceback of an error loading APP")
 
     commands.add_parser("version", help="print toolkit's version")
     return parser
@@ -92,6 +95,11 @@ def _main(argv: list[str] | None) -> None:
         target = load_target(args.app)
     except AppNotFound as exc:
         print(f"toolkit: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except Exception as exc:
+        if args.traceback:
+            raise
+        print(_load_failure(args.app, exc), file=sys.stderr)
         raise SystemExit(2) from None
     server = server_of(target)
     if args.command == "run" and args.transport == "http":
@@ -141,6 +149,31 @@ def _main(argv: list[str] | None) -> None:
     if args.workers > 1:
         options["app_spec"] = args.app
     server.run("http", **options)
+
+
+def _load_failure(app: str, exc: Exception) -> str:
+    """What went wrong loading APP, for the user: one block, their own code's frames only.
+
+    A registration error (``ToolkitError``) is toolkit telling the user what to change: its
+    message is enough. Any other exception raised by the user's module shows the traceback of
+    their code alone. One raised inside toolkit itself is a toolkit bug: its whole traceback.
+    """
+    if isinstance(exc, ToolkitError):
+        return f"toolkit: cannot load {app}: {exc}\n(--traceback shows where toolkit raised it)"
+    frames = traceback.extract_tb(exc.__traceback__)
+    package = os.path.dirname(os.path.abspath(__file__))
+    if frames and os.path.abspath(frames[-1].filename).startswith(package + os.sep):
+        return "toolkit: an internal error while loading the app (please report it):\n" + "".join(
+            traceback.format_exception(exc)
+        )
+    ours = [frame for frame in frames if not _machinery(frame.filename, package)]
+    shown = "".join(traceback.format_list(ours)) + "".join(traceback.format_exception_only(exc))
+    return f"toolkit: {app} raised an exception while loading:\nTraceback (most recent call last):\n{shown}"
+
+
+def _machinery(filename: str, package: str) -> bool:
+    """Frames of toolkit and of the import system, between the CLI and the user's code."""
+    return filename.startswith("<frozen ") or os.path.abspath(filename).startswith(package + os.sep)
 
 
 def _export_auth_flags(args: argparse.Namespace) -> None:

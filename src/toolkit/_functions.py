@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import functools
 import inspect
+import os
 import queue
 import re
 import threading
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final, get_args, get_origin
 
-from ._errors import RegistrationError
+import pydantic
+
+from ._errors import RegistrationError, SchemaError
 from ._schema.docstrings import Docstring, parse_docstring
 
 _EMPTY = inspect.Parameter.empty
@@ -204,3 +208,64 @@ def declared_scopes(scopes: Iterable[str] | None, what: str) -> frozenset[str]:
                 f"{what}: {scope!r} is not a valid OAuth scope (printable ASCII without spaces, quotes or backslashes)"
             )
     return result
+
+
+def where_defined(fn: Callable[..., Any]) -> str:
+    """``file.py:LINE`` of a function's definition (what a registration error points at)."""
+    target = _unwrap(fn)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        return repr(fn)
+    return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+
+
+@contextlib.contextmanager
+def explained(fn: Callable[..., Any], kind: str, context_type: type) -> Iterator[None]:
+    """Turn pydantic's errors about a type, raised while registering ``fn``, into one that names it.
+
+    pydantic says what it could not do, deep in its own terms; the user needs to know which
+    function, which parameter (or the return annotation), which type, and what to write instead.
+    The original error stays as ``__cause__``.
+    """
+    try:
+        yield
+    except (pydantic.errors.PydanticUserError, pydantic.errors.PydanticInvalidForJsonSchema) as exc:
+        raise SchemaError(_type_problem(fn, kind, context_type, exc)) from exc
+    except RegistrationError as exc:  # toolkit's own: say where the function is, once
+        where = where_defined(fn)
+        if exc.args and isinstance(exc.args[0], str) and where not in exc.args[0]:
+            exc.args = (f"{exc.args[0]} [{kind} {getattr(fn, '__name__', fn)}() in {where}]", *exc.args[1:])
+        raise
+
+
+def _type_problem(fn: Callable[..., Any], kind: str, context_type: type, exc: Exception) -> str:
+    name = getattr(fn, "__name__", repr(fn))
+    place = f"{kind} {name}() in {where_defined(fn)}"
+    culprit = _culprit(fn, context_type)
+    first = str(exc).strip().split("\n", 1)[0].split(". ", 1)[0]  # what failed, not pydantic's workarounds
+    if culprit is None:
+        return f"{place}: a type in its signature cannot be described as JSON Schema ({first})"
+    target, hint = culprit
+    shown = getattr(hint, "__name__", None) or repr(hint)
+    return (
+        f"{place}, {target}: toolkit cannot describe the type {shown} as JSON Schema. Use a pydantic model, "
+        "a dataclass or a TypedDict for a structured value, or Annotated[..., Field(...)] to constrain a "
+        "simple one (arbitrary_types_allowed is no way out: clients need a schema for the value). "
+        f"pydantic said: {first}"
+    )
+
+
+def _culprit(fn: Callable[..., Any], context_type: type) -> tuple[str, Any] | None:
+    """Which annotation of ``fn`` pydantic cannot describe: ``("parameter 'x'", hint)``, or None."""
+    try:
+        annotations = typing.get_type_hints(_unwrap(fn), include_extras=True)
+    except Exception:  # unresolvable hints: nothing to point at
+        return None
+    for name, hint in sorted(annotations.items(), key=lambda item: item[0] == "return"):
+        if _is_context(hint, context_type):
+            continue
+        try:
+            pydantic.TypeAdapter(hint).json_schema()
+        except Exception:
+            return ("the return annotation" if name == "return" else f"parameter {name!r}"), hint
+    return None

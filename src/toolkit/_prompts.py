@@ -73,6 +73,9 @@ class Prompt:
         self.description = description if description is not None else (self.info.doc.summary or "")
         self.icons = icons
         self.meta = dict(meta) if meta else None
+        for param in self.info.params:  # a type pydantic cannot read fails now, not at the first get
+            if param.annotation not in (str, Any):
+                hints.adapter_for(param.annotation)
         self.scopes = declared_scopes(scopes, f"prompt {self.name!r}")
         """OAuth scopes a caller's access token must grant to see and get this prompt."""
         self.arguments = []

@@ -86,6 +86,9 @@ class _Readable:
         self.meta = dict(meta) if meta else None
         self.ttl_ms = ttl_ms
         self.cache_scope = cache_scope
+        for param in self.info.params:  # a type pydantic cannot read fails now, not at the first read
+            if param.annotation not in (str, Any):
+                hints.adapter_for(param.annotation)
         self.scopes = declared_scopes(scopes, f"resource {self.name!r}")
         """OAuth scopes a caller's access token must grant to see and read this resource."""
 

@@ -17,7 +17,7 @@ from ._completions import Completer
 from ._context import Context
 from ._engine import Engine
 from ._errors import RegistrationError
-from ._functions import declared_scopes
+from ._functions import declared_scopes, explained
 from ._mrtr import StateSigner
 from ._prompts import Prompt
 from ._registry import Registry
@@ -271,14 +271,15 @@ class Server:
     def add_tool(self, fn: Callable[..., Any], **options: Unpack[ToolOptions]) -> Tool:
         """Register ``fn`` as a tool (the non-decorator form of ``@server.tool``)."""
         options.setdefault("timeout", self.tool_timeout)
-        tool = Tool(
-            fn,
-            context_type=Context,
-            mask_errors=self.mask_errors,
-            max_argument_depth=self.max_argument_depth,
-            **options,
-        )
-        return self.registry.add_tool(tool)
+        with explained(fn, "tool", Context):
+            tool = Tool(
+                fn,
+                context_type=Context,
+                mask_errors=self.mask_errors,
+                max_argument_depth=self.max_argument_depth,
+                **options,
+            )
+            return self.registry.add_tool(tool)
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool; connected clients are told the list changed."""
@@ -327,10 +328,11 @@ class Server:
         }
 
         def decorator(function: F) -> F:
-            if "{" in uri:
-                self.registry.add_template(ResourceTemplate(uri, function, **options))
-            else:
-                self.registry.add_resource(Resource(uri, function, **options))
+            with explained(function, "resource", Context):
+                if "{" in uri:
+                    self.registry.add_template(ResourceTemplate(uri, function, **options))
+                else:
+                    self.registry.add_resource(Resource(uri, function, **options))
             return function
 
         return decorator
@@ -369,7 +371,8 @@ class Server:
         """
 
         def register(function: F) -> F:
-            self.registry.add_prompt(Prompt(function, context_type=Context, **options))
+            with explained(function, "prompt", Context):
+                self.registry.add_prompt(Prompt(function, context_type=Context, **options))
             return function
 
         return register(fn) if fn is not None else register
