@@ -10,7 +10,7 @@
 ... )
 
 See docs/authorization.md. ``JWTVerifier`` and ``IntrospectionVerifier`` need
-``pip install 'toolkit[auth]'``.
+``pip install 'toolkit-mcp[auth]'``.
 """
 
 from ._auth.introspection import IntrospectionVerifier

@@ -1,6 +1,6 @@
 """``JWTVerifier``: JWT access tokens (RFC 9068) checked against the authorization server's keys.
 
-Built on PyJWT with ``cryptography`` (``pip install toolkit[auth]``). What is checked, in order:
+Built on PyJWT with ``cryptography`` (``pip install 'toolkit-mcp[auth]'``). What is checked, in order:
 the header's ``alg`` is on the allow-list (asymmetric only: never ``none``, never an HMAC
 algorithm, so a public key can never be used as a shared secret); the key (by ``kid``, from the
 JWKS or the one ``public_key``) is of the kind that algorithm needs; the signature; ``exp`` (required)
@@ -39,7 +39,7 @@ def require_extra(module: str, feature: str) -> None:
     try:
         __import__(module)
     except ImportError:
-        raise ImportError(f"{feature} needs the {module!r} package: pip install 'toolkit[auth]'") from None
+        raise ImportError(f"{feature} needs the {module!r} package: pip install 'toolkit-mcp[auth]'") from None
 
 
 class JWTVerifier:
