@@ -135,3 +135,27 @@ def test_in_code_the_error_is_toolkits_with_pydantics_as_its_cause() -> None:
 
     with pytest.raises(RegistrationError, match=r"already registered.*\[tool h\(\) in test_load_errors.py:\d+\]"):
         server.tool(name="g")(h)
+
+
+def test_an_argument_toolkit_refuses_points_at_the_users_line(tmp_path: Path) -> None:
+    run = toolkit(tmp_path, 'from toolkit import Server\n\nserver = Server("x", page_size=0)\n', "run")
+    assert_short(run)
+    assert run.stderr.startswith("toolkit: cannot load app.py: page_size must be at least 1 (at app.py:3)")
+
+
+def test_an_error_inside_toolkit_shows_everything(tmp_path: Path) -> None:
+    source = """\
+        from toolkit import Server
+
+        server = Server("x")
+        server.registry = None  # breaks toolkit from the inside: what a toolkit bug looks like
+
+
+        @server.tool
+        def f() -> int:
+            return 1
+        """
+    run = toolkit(tmp_path, source, "run")
+    assert run.returncode == 2
+    assert run.stderr.startswith("toolkit: an internal error while loading the app (please report it):")
+    assert "_server.py" in run.stderr and "AttributeError" in run.stderr

@@ -154,19 +154,26 @@ def _main(argv: list[str] | None) -> None:
 def _load_failure(app: str, exc: Exception) -> str:
     """What went wrong loading APP, for the user: one block, their own code's frames only.
 
-    A registration error (``ToolkitError``) is toolkit telling the user what to change: its
-    message is enough. Any other exception raised by the user's module shows the traceback of
-    their code alone. One raised inside toolkit itself is a toolkit bug: its whole traceback.
+    A registration error (``ToolkitError``), or a ``ValueError``/``TypeError``/``LookupError`` toolkit raises
+    about an argument, is toolkit telling the user what to change: its message (and the line of
+    the user's call) is enough. Any other exception raised by the user's module shows the
+    traceback of their code alone. Anything else raised inside toolkit is a toolkit bug: its
+    whole traceback.
     """
-    if isinstance(exc, ToolkitError):
-        return f"toolkit: cannot load {app}: {exc}\n(--traceback shows where toolkit raised it)"
     frames = traceback.extract_tb(exc.__traceback__)
     package = os.path.dirname(os.path.abspath(__file__))
-    if frames and os.path.abspath(frames[-1].filename).startswith(package + os.sep):
+    ours = [frame for frame in frames if not _machinery(frame.filename, package)]
+    if isinstance(exc, ToolkitError):
+        return f"toolkit: cannot load {app}: {exc}\n(--traceback shows where toolkit raised it)"
+    raised_by_toolkit = bool(frames) and os.path.abspath(frames[-1].filename).startswith(package + os.sep)
+    if raised_by_toolkit and isinstance(exc, ValueError | TypeError | LookupError) and ours:
+        # toolkit refusing an argument (Server(page_size=0), remove_tool of an unknown name): the user's call
+        where = f"{os.path.basename(ours[-1].filename)}:{ours[-1].lineno}"
+        return f"toolkit: cannot load {app}: {exc} (at {where})\n(--traceback shows where toolkit raised it)"
+    if raised_by_toolkit:
         return "toolkit: an internal error while loading the app (please report it):\n" + "".join(
             traceback.format_exception(exc)
         )
-    ours = [frame for frame in frames if not _machinery(frame.filename, package)]
     shown = "".join(traceback.format_list(ours)) + "".join(traceback.format_exception_only(exc))
     return f"toolkit: {app} raised an exception while loading:\nTraceback (most recent call last):\n{shown}"
 
