@@ -8,14 +8,12 @@ for ``cache_seconds`` at most, never beyond its ``exp``; an inactive one is not 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
-import time
 from collections.abc import Sequence
 from typing import Any, Final
 
-from .jwt import MAX_CACHED, MAX_TOKEN_BYTES, require_extra
-from .tokens import AccessToken, InvalidToken, VerifierUnavailable, token_from_claims
+from .jwt import MAX_TOKEN_BYTES, require_extra
+from .tokens import AccessToken, InvalidToken, TokenCache, VerifierUnavailable, token_from_claims
 
 logger = logging.getLogger("toolkit.auth")
 
@@ -52,7 +50,7 @@ class IntrospectionVerifier:
         self.issuer = issuer
         self.cache_seconds = cache_seconds
         self.timeout = timeout
-        self._active: dict[bytes, tuple[AccessToken, float]] = {}
+        self._active = TokenCache()
         self._clients: dict[asyncio.AbstractEventLoop, Any] = {}
 
     def __repr__(self) -> str:
@@ -61,19 +59,12 @@ class IntrospectionVerifier:
     async def verify(self, token: str) -> AccessToken:
         if len(token) > MAX_TOKEN_BYTES:
             raise InvalidToken(f"token longer than {MAX_TOKEN_BYTES} bytes")
-        digest = hashlib.sha256(token.encode()).digest()
-        known = self._active.get(digest)
+        key = TokenCache.key(token)
+        known = self._active.get(key)
         if known is not None:
-            if time.time() < known[1]:
-                return known[0]
-            del self._active[digest]
+            return known
         access = self._judge(await self._introspect(token))
-        keep_until = time.time() + self.cache_seconds
-        if access.expires_at is not None:
-            keep_until = min(keep_until, access.expires_at)
-        if len(self._active) >= MAX_CACHED:
-            del self._active[next(iter(self._active))]
-        self._active[digest] = (access, keep_until)
+        self._active.put(key, access, self.cache_seconds)
         return access
 
     async def _introspect(self, token: str) -> dict[str, Any]:

@@ -6,31 +6,28 @@ algorithm, so a public key can never be used as a shared secret); the key (by ``
 JWKS or the one ``public_key``) is of the kind that algorithm needs; the signature; ``exp`` (required)
 and ``nbf`` with ``leeway`` seconds of clock skew; ``iss``; ``aud`` contains the resource (RFC 8707).
 
-A token that passed is remembered (by its SHA-256, never the token itself) until it expires,
-for at most ``cache_seconds``, and forgotten when the key set loses a key: the next request with
-it costs a dictionary lookup instead of a signature check.
+A token that passed is remembered (``TokenCache``: by its SHA-256, never the token itself) until
+it expires, for at most ``cache_seconds``, and forgotten when the key set loses a key: the next
+request with it costs a dictionary lookup instead of a signature check.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import logging
 import re
-import time
 from collections.abc import Sequence
 from typing import Any, Final
 
 from .jwks import KEY_TYPES, KeySet, fitting_algorithms
-from .tokens import AccessToken, InvalidToken, token_from_claims
+from .tokens import AccessToken, InvalidToken, TokenCache, token_from_claims
 
 logger = logging.getLogger("toolkit.auth")
 
 DEFAULT_ALGORITHMS: Final = ("RS256", "PS256", "ES256", "ES384", "EdDSA")
 MAX_TOKEN_BYTES: Final = 16 * 1024
-MAX_CACHED: Final = 10_000
 BASE64URL: Final = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -105,7 +102,7 @@ class JWTVerifier:
         if public_key is not None:
             loaded = _load_public_key(public_key)
             self._public_key = (loaded, fitting_algorithms(loaded))
-        self._verified: dict[bytes, tuple[AccessToken, float]] = {}
+        self._verified = TokenCache()
         self._verified_version = 0
 
     def __repr__(self) -> str:
@@ -115,24 +112,20 @@ class JWTVerifier:
     async def verify(self, token: str) -> AccessToken:
         if len(token) > MAX_TOKEN_BYTES:
             raise InvalidToken(f"token longer than {MAX_TOKEN_BYTES} bytes")
-        digest = hashlib.sha256(token.encode()).digest()
-        key_set = self.key_set
-        if key_set is not None and key_set.version != self._verified_version:
-            self._verified.clear()  # a key went away: what it signed must be checked again
-            self._verified_version = key_set.version
-        known = self._verified.get(digest)
+        key = TokenCache.key(token)
+        self._follow_key_set()
+        known = self._verified.get(key)
         if known is not None:
-            if time.time() < known[1]:
-                return known[0]
-            del self._verified[digest]
+            return known
         access = await self._check(token)
-        keep_until = time.time() + self.cache_seconds
-        if access.expires_at is not None:
-            keep_until = min(keep_until, access.expires_at + self.leeway)
-        if len(self._verified) >= MAX_CACHED:
-            del self._verified[next(iter(self._verified))]
-        self._verified[digest] = (access, keep_until)
+        self._verified.put(key, access, self.cache_seconds, self.leeway)
         return access
+
+    def _follow_key_set(self) -> None:
+        """A key went away from the set: forget what was verified, it must be checked again."""
+        if self.key_set is not None and self.key_set.version != self._verified_version:
+            self._verified.clear()
+            self._verified_version = self.key_set.version
 
     async def _check(self, token: str) -> AccessToken:
         import jwt  # noqa: PLC0415 - the auth extra
@@ -146,9 +139,7 @@ class JWTVerifier:
             raise InvalidToken("malformed token: kid is not a string")
         if self.key_set is not None:
             key = await self.key_set.key(kid, algorithm)
-            if self.key_set.version != self._verified_version:
-                self._verified.clear()
-                self._verified_version = self.key_set.version
+            self._follow_key_set()  # the fetch this may have caused can retire keys
         else:
             key, fits = self._public_key
             if algorithm not in fits:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -108,3 +109,40 @@ class ScopeRules:
                     result.add(narrow)
                     pending.append(narrow)
         return frozenset(result)
+
+
+class TokenCache:
+    """Tokens already verified, by their SHA-256 (never the token itself), each until a deadline.
+
+    Bounded: past ``limit`` entries the oldest goes. A verifier asks it first and remembers what
+    it verified; ``clear`` forgets everything (a signing key went away).
+    """
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self.limit = limit
+        self._entries: dict[bytes, tuple[AccessToken, float]] = {}
+
+    @staticmethod
+    def key(token: str) -> bytes:
+        return hashlib.sha256(token.encode()).digest()
+
+    def get(self, key: bytes) -> AccessToken | None:
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        if time.time() < entry[1]:
+            return entry[0]
+        del self._entries[key]
+        return None
+
+    def put(self, key: bytes, access: AccessToken, seconds: float, expiry_leeway: float = 0.0) -> None:
+        """Remember ``access`` for ``seconds``, never beyond its expiry (plus ``expiry_leeway``)."""
+        until = time.time() + seconds
+        if access.expires_at is not None:
+            until = min(until, access.expires_at + expiry_leeway)
+        if len(self._entries) >= self.limit:
+            del self._entries[next(iter(self._entries))]
+        self._entries[key] = (access, until)
+
+    def clear(self) -> None:
+        self._entries.clear()
