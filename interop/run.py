@@ -333,6 +333,7 @@ def run_one(
     plan: list[dict[str, Any]],
     workdir: Path,
     args: argparse.Namespace,
+    url: str | None = None,
 ) -> RunResult:
     rr = RunResult(client, transport)
     marker = uuid.uuid4().hex
@@ -366,6 +367,8 @@ def run_one(
                 "--server-env",
                 f"INTEROP_RUN_MARK={marker}",
             ]
+        elif url is not None:  # --url: a server somebody else runs (a load balancer...)
+            argv += ["--url", url]
         else:
             try:
                 server, port, slog = start_http_server(server_cmd, workdir, marker, args.startup_timeout)
@@ -583,6 +586,11 @@ def main(argv: list[str] | None = None) -> int:
         "'--transport http --host 127.0.0.1 --port PORT'. Default: "
         f".venv/bin/python -m toolkit run {DEFAULT_TARGET}",
     )
+    ap.add_argument(
+        "--url",
+        help="run the HTTP half against this already-running endpoint (e.g. a load balancer) instead of "
+        "starting a server; only the http transport runs. The plan still comes from --target or --plan",
+    )
     ap.add_argument("--target", default=DEFAULT_TARGET, help="FILE:OBJECT for the default server command")
     ap.add_argument("--plan", help="plan file: .json (a list) or .py (INTEROP_PLAN); default: the --target file")
     ap.add_argument(
@@ -618,6 +626,14 @@ def main(argv: list[str] | None = None) -> int:
         transports = [t.strip() for t in args.transports.split(",") if t.strip()]
         if not transports or any(t not in TRANSPORTS for t in transports):
             raise SetupError(f"--transports must be a subset of {TRANSPORTS}")
+        skipped_transports = []
+        if args.url:
+            if args.server_cmd:
+                raise SetupError("--url runs against a server that is already running: drop --server-cmd")
+            if "http" not in transports:
+                raise SetupError("--url runs the http transport only: include http in --transports")
+            skipped_transports = [t for t in transports if t != "http"]
+            transports = ["http"]
         preflight(clients)
         if args.server_cmd:
             server_cmd = shlex.split(args.server_cmd)
@@ -637,7 +653,12 @@ def main(argv: list[str] | None = None) -> int:
     base.mkdir(parents=True, exist_ok=True)
     plan_file = base / "plan.json"
     plan_file.write_text(json.dumps(plan, indent=1), encoding="utf-8")
-    print(f"server: {shlex.join(server_cmd)}")
+    if args.url:
+        print(f"server: {args.url} (already running: --url)")
+        if skipped_transports:
+            print(f"note:   {', '.join(skipped_transports)} skipped (--url runs the http transport only)")
+    else:
+        print(f"server: {shlex.join(server_cmd)}")
     print(f"plan:   {plan_origin} ({len(plan)} calls, {len({s['tool'] for s in plan})} tools)")
     sys.stdout.flush()
 
@@ -652,7 +673,7 @@ def main(argv: list[str] | None = None) -> int:
                     c, t, rows=not_run(plan, f"skipped: --total-timeout {args.total_timeout:.0f}s exhausted")
                 )
             else:
-                rr = run_one(c, t, server_cmd, plan_file, plan, wd, args)
+                rr = run_one(c, t, server_cmd, plan_file, plan, wd, args, url=args.url)
             results.append(rr)
             nfail = sum(1 for r in rr.rows if not r[1])
             print(
@@ -687,7 +708,8 @@ def main(argv: list[str] | None = None) -> int:
     failed = len(rows) - passed
     if args.json:
         out = {
-            "server_cmd": server_cmd,
+            "server_cmd": None if args.url else server_cmd,
+            "url": args.url,
             "plan_origin": plan_origin,
             "plan": plan,
             "seconds": round(time.monotonic() - t0, 1),
