@@ -22,12 +22,12 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("model", ("_content", "_functions", "_tools", "_resources", "_prompts", "_completions")),
     ("registry", ("_registry",)),
     ("compat", ("_compat",)),
-    ("store", ("_session", "_events", "_mrtr")),
+    ("store", ("_session", "_events", "_mrtr", "_store")),
     ("auth", ("_auth",)),
     ("transports", ("_transports",)),
     ("engine", ("_settings", "_scope", "_context", "_notifications", "_pages", "_engine")),
     ("facade", ("_server",)),
-    ("entry", ("_loader", "_cli", "testing", "auth", "__main__", "__init__")),
+    ("entry", ("_loader", "_cli", "testing", "auth", "stores", "__main__", "__init__")),
 ]
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
 TRANSPORTS_MAY_IMPORT = {"foundation", "store", "auth", "transports"}

@@ -444,7 +444,7 @@ async def test_idle_sessions_expire_and_then_answer_404(mcp_http: ServeHttp) -> 
     for _ in range(8):  # 0.8 s: the idle session passes its timeout, the active one never does
         await asyncio.sleep(0.1)
         assert (await active.request("ping")).status == 200
-    app.state.mcp.reap_idle()
+    await app.state.mcp.reap_idle()
     assert (await idle.request("ping")).status == 404
     assert (await idle.notify("notifications/roots/list_changed")).status == 404
     async with idle.listen() as stream:
@@ -460,7 +460,7 @@ async def test_a_session_with_a_request_in_flight_is_not_reaped(mcp_http: ServeH
     session = await Legacy(http).open()
     held = await _hold([session.call_tool("gate")], probe, 1)
     await asyncio.sleep(0.4)
-    app.state.mcp.reap_idle()
+    await app.state.mcp.reap_idle()
     probe.release.set()
     assert tool_text((await held[0]).result) == "released", "reaping must not cancel a request in flight"
 

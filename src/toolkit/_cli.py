@@ -12,9 +12,17 @@ import traceback
 from typing import Any
 
 from . import __version__
-from ._errors import AppNotFound, ToolkitError
-from ._loader import auth_from_environment, is_http_app, load_target, server_of
+from ._errors import AppNotFound, StoreUnavailable, ToolkitError
+from ._loader import (
+    STORE_ENVIRONMENT,
+    auth_from_environment,
+    is_http_app,
+    load_target,
+    server_of,
+    store_from_environment,
+)
 from ._server import Server
+from ._store.base import open_store
 from ._versions import KNOWN_VERSIONS, LATEST_VERSION
 from .testing import Client
 
@@ -38,6 +46,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--allowed-origin", action="append", default=None, help="HTTP: extra Origin to accept (repeatable)"
+    )
+    run.add_argument(
+        "--store",
+        metavar="URL",
+        help="HTTP: keep sessions and streams in Redis (redis://HOST:PORT/DB) so any replica or worker "
+        "serves any request ($TOOLKIT_STORE)",
     )
     run.add_argument("--log-level", default="warning", help="server-side log level on stderr (default warning)")
     run.add_argument("--traceback", action="store_true", help="show the full traceback of an error loading APP")
@@ -104,11 +118,15 @@ def _main(argv: list[str] | None) -> None:
     server = server_of(target)
     if args.command == "run" and args.transport == "http":
         _export_auth_flags(args)
+        if args.store:
+            os.environ[STORE_ENVIRONMENT] = args.store
         try:
             auth_from_environment(target)
+            store_from_environment(target)
         except (ValueError, ImportError) as exc:
             print(f"toolkit: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
+        _check_store(server)
     if args.command == "tools":
         print(json.dumps(asyncio.run(_list_tools(server, args.protocol_version)), indent=2))
         return
@@ -137,7 +155,9 @@ def _main(argv: list[str] | None) -> None:
         from ._transports.http import runner  # noqa: PLC0415
 
         if args.workers > 1:
-            runner.run_workers(args.app, workers=args.workers, host=args.host, port=args.port)
+            runner.run_workers(
+                args.app, workers=args.workers, host=args.host, port=args.port, shared_store=_shared(server)
+            )
         else:
             runner.serve_app(target, host=args.host, port=args.port)
         return
@@ -149,6 +169,34 @@ def _main(argv: list[str] | None) -> None:
     if args.workers > 1:
         options["app_spec"] = args.app
     server.run("http", **options)
+
+
+def _shared(server: Server) -> bool:
+    return server.store is not None and server.store.shared
+
+
+def _check_store(server: Server) -> None:
+    """Fail at once, naming the store, when a shared store cannot be reached."""
+    store = server.store
+    if store is None or not store.shared:
+        return
+    url = getattr(store, "url", None)
+    if not isinstance(url, str):
+        return  # a store of the user's own: it is started (and checked) with the server
+    probe = open_store(url)
+
+    async def reach() -> None:
+        try:
+            await probe.start()
+        finally:
+            await probe.close()
+
+    try:
+        asyncio.run(reach())
+    except StoreUnavailable as exc:
+        reason = exc.message.removeprefix("Service Unavailable: ").removesuffix("; retry shortly")
+        print(f"toolkit: {reason}\nStart it, or fix --store (${STORE_ENVIRONMENT}).", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 def _load_failure(app: str, exc: Exception) -> str:

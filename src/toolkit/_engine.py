@@ -29,6 +29,7 @@ from ._errors import (
     McpError,
     PromptError,
     ResourceError,
+    StoreUnavailable,
     ToolError,
 )
 from ._jsonrpc import Notification, Raw, Reply, Request, Response, TooDeep, encode, encode_result, error_reply
@@ -40,6 +41,7 @@ from ._resources import Resource, ResourceTemplate
 from ._scope import RequestScope, legacy_scope, modern_scope
 from ._session import Connection, Session
 from ._settings import Settings
+from ._store.base import Store
 from ._tools import Tool
 from ._types import (
     LOG_RANK,
@@ -89,6 +91,8 @@ class Engine:
         self._server_info: dict[str, dict[str, Any]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        self._bus: Store | None = None
+        """The started shared store that carries change notifications to every replica, if any."""
         registry.on_change(self._changed)
         self._handlers: dict[str, Handler] = {
             "tools/list": self._tools_list,
@@ -161,9 +165,12 @@ class Engine:
             connection.session.initialized = True
         # Anything else (roots/list_changed, progress, unknown) needs no answer and no action.
 
-    def handle_response(self, response: Response, connection: Connection | None) -> None:
+    def handle_response(self, response: Response, connection: Connection | None) -> bool:
+        """Hand a client's answer to the request of ours waiting for it; False if none waits here."""
         if connection is None or not connection.session.resolve(response):
-            logger.debug("ignoring a response to unknown request id %r", response.id)
+            logger.debug("no request waits here for the response to id %r", response.id)
+            return False
+        return True
 
     def required_scopes(self, method: str, params: dict[str, Any]) -> frozenset[str]:
         """The scopes the tool, resource or prompt a request targets requires (none for other requests)."""
@@ -224,6 +231,34 @@ class Engine:
     def forget(self, session: Session) -> None:
         """The session ended: fail what waits on it and stop telling it about changes."""
         self.subscribers.forget(session)
+
+    def remember(self, session: Session) -> None:
+        """A session opened elsewhere is now served here too: tell it about changes."""
+        self.subscribers.add_session(session)
+
+    # --- replicas ---------------------------------------------------------------------------------
+
+    async def attach_store(self, store: Store) -> None:
+        """Serve with a started store: changes go to every replica, and replicas share one state key."""
+        if not store.shared:
+            return
+        self._bus = store
+        signer = self.settings.state_signer
+        if signer.generated:  # no secret configured: agree on one with the other replicas
+            secret = await store.shared_secret()
+            if secret is not None:
+                signer.adopt(secret)
+
+    def detach_store(self) -> None:
+        self._bus = None
+
+    def handle_broadcast(self, message: dict[str, Any]) -> None:
+        """A change announced by some replica (this one included): tell the listeners connected here."""
+        kind = message.get("t")
+        if kind == "changed" and message.get("k") in ("tools", "resources", "prompts"):
+            self._deliver_changed(message["k"])
+        elif kind == "updated" and isinstance(message.get("u"), str):
+            self._spawn(self.subscribers.resource_updated(message["u"]))
 
     # --- era handling ---------------------------------------------------------------------------
 
@@ -309,16 +344,21 @@ class Engine:
             raise McpError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}; use one of {list(LOG_RANK)}")
         assert scope.session is not None
         scope.session.log_level = level
+        await scope.session.changed("log_level", level)
         return {}
 
     async def _subscribe(self, scope: RequestScope) -> dict[str, Any]:
         assert scope.session is not None
-        scope.session.subscriptions.add(_required_str(scope.params, "uri"))
+        uri = _required_str(scope.params, "uri")
+        scope.session.subscriptions.add(uri)
+        await scope.session.changed("subscribe", uri)
         return {}
 
     async def _unsubscribe(self, scope: RequestScope) -> dict[str, Any]:
         assert scope.session is not None
-        scope.session.subscriptions.discard(_required_str(scope.params, "uri"))
+        uri = _required_str(scope.params, "uri")
+        scope.session.subscriptions.discard(uri)
+        await scope.session.changed("unsubscribe", uri)
         return {}
 
     # --- modern-only methods ----------------------------------------------------------------------
@@ -574,20 +614,48 @@ class Engine:
         self._announce(kind)
 
     def _announce(self, kind: Kind) -> None:
-        deliveries = self.subscribers.list_changed("resources" if kind == "templates" else kind)
+        listed = "resources" if kind == "templates" else kind
+        if self._bus is not None:
+            self._spawn(self._broadcast({"t": "changed", "k": listed}, lambda: self._deliver_changed(listed)))
+        else:
+            self._deliver_changed(listed)
+
+    def _deliver_changed(self, kind: str) -> None:
+        deliveries = self.subscribers.list_changed(kind)
         if deliveries:
-            task = asyncio.get_running_loop().create_task(_deliver(deliveries))
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
+            self._spawn(_deliver(deliveries))
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.get_running_loop().create_task(_run(work))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _broadcast(self, message: dict[str, Any], locally: Callable[[], Any]) -> None:
+        """Publish to every replica; if the store is out of reach, at least tell the listeners here."""
+        assert self._bus is not None
+        try:
+            await self._bus.publish(message)
+        except StoreUnavailable as exc:
+            logger.warning("%s: change announced to this replica only", exc.message)
+            result = locally()
+            if asyncio.iscoroutine(result):
+                await result
 
     async def resource_updated(self, uri: str) -> None:
-        """Tell the subscribers of ``uri`` that it changed."""
-        await self.subscribers.resource_updated(uri)
+        """Tell the subscribers of ``uri`` that it changed (on every replica, with a shared store)."""
+        if self._bus is not None:
+            await self._broadcast({"t": "updated", "u": uri}, lambda: self.subscribers.resource_updated(uri))
+        else:
+            await self.subscribers.resource_updated(uri)
 
 
 async def _deliver(deliveries: list[Awaitable[None]]) -> None:
     for delivery in deliveries:
         await delivery
+
+
+async def _run(work: Awaitable[None]) -> None:
+    await work
 
 
 def _required_str(params: dict[str, Any], name: str) -> str:

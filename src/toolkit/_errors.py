@@ -80,6 +80,16 @@ class McpError(ToolkitError):
         self.http_status = http_status
 
 
+class StoreUnavailable(McpError):
+    """The store (e.g. Redis) cannot be reached: the request that needed it fails with HTTP 503.
+
+    Service resumes by itself once the store is back; nothing waits longer than the store's timeout.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(INTERNAL_ERROR, f"Service Unavailable: {message}; retry shortly", http_status=503)
+
+
 class AppNotFound(ToolkitError):
     """``toolkit run APP``: APP names no file, module, attribute or server (the message says which)."""
 

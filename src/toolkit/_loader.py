@@ -125,10 +125,30 @@ def auth_from_environment(target: Server | McpApp) -> None:
     )
 
 
+STORE_ENVIRONMENT = "TOOLKIT_STORE"
+"""The store URL ``toolkit run --store`` sets (``redis://HOST:PORT/DB``)."""
+
+
+def store_from_environment(target: Server | McpApp) -> None:
+    """Give the server the store ``$TOOLKIT_STORE`` names, unless its code chose one."""
+    url = os.environ.get(STORE_ENVIRONMENT)
+    if not url:
+        return
+    server = server_of(target)
+    if not isinstance(target, Server):
+        raise ValueError(
+            f"--store (${STORE_ENVIRONMENT}): this app was built with server.http_app(); pass store= to Server() there"
+        )
+    if server.store is not None:
+        raise ValueError(f"--store (${STORE_ENVIRONMENT}): the server's code already sets store=; use one or the other")
+    server.store = url
+
+
 def worker_app() -> McpApp:
     """The app each uvicorn worker builds (``toolkit run --workers N``)."""
     target = load_target(os.environ["TOOLKIT_APP"])
     auth_from_environment(target)
+    store_from_environment(target)
     if not isinstance(target, Server):
         return target
     options = json.loads(os.environ.get("TOOLKIT_HTTP_OPTIONS", "{}"))

@@ -70,10 +70,18 @@ class StateSigner:
     """
 
     def __init__(self, secret: Secret | Sequence[Secret] | None = None, *, ttl_seconds: float = 600.0) -> None:
+        self.generated = secret is None and not os.environ.get(STATE_SECRET_ENV, "").split()
+        """True when no secret was configured and this process made one up (replicas would disagree)."""
         self._secrets = _ring(secret)
         self.ttl_seconds = ttl_seconds
         self._keys: dict[str, Any] | None = None  # key id -> AESGCM, made on first use
         self._sealing_id = ""
+
+    def adopt(self, secret: bytes) -> None:
+        """Use ``secret``, which the other replicas share, instead of the one made up at start."""
+        self._secrets = [secret]
+        self._keys = None
+        self.generated = False
 
     def _ciphers(self) -> dict[str, Any]:
         # cryptography is imported when a state is first sealed or opened: most servers never do.

@@ -23,6 +23,7 @@ from ._prompts import Prompt
 from ._registry import Registry
 from ._resources import Resource, ResourceTemplate
 from ._settings import Settings
+from ._store.base import Store, open_store
 from ._tools import Tool, ToolOptions
 from ._transports.stdio import run_stdio
 
@@ -89,7 +90,12 @@ class Server:
             elicitation, sampling or roots request.
         tool_timeout: default time limit, in seconds, for every tool call (``None``: none).
         event_store: keeps legacy Streamable HTTP SSE events so a client can resume a dropped
-            stream with ``Last-Event-ID`` (``toolkit.EventStore()`` keeps them in memory).
+            stream with ``Last-Event-ID`` (``toolkit.EventStore()`` keeps them in memory; a
+            Redis store keeps them on Redis Streams unless given one here).
+        store: where legacy sessions and everything else that crosses requests live:
+            in this process (default), or ``"redis://HOST:PORT/DB"`` (or a
+            ``toolkit.stores.RedisStore``) so that any replica serves any request. Default:
+            ``$TOOLKIT_STORE`` when the CLI runs the server.
         max_concurrent_requests: requests one client may have in flight at once (per stdio
             process, per legacy HTTP session; for stateless HTTP, per endpoint); beyond it a
             request is refused at once with an error saying so.
@@ -130,6 +136,7 @@ class Server:
         client_request_timeout: float = 60.0,
         tool_timeout: float | None = None,
         event_store: EventStore | None = None,
+        store: Store | str | None = None,
         max_concurrent_requests: int = 100,
         max_argument_depth: int = 64,
         auth: TokenVerifier | None = None,
@@ -163,6 +170,7 @@ class Server:
         self.lifespan_state: Any = None
         """What ``lifespan`` yielded, while the server runs (``ctx.lifespan`` in handlers)."""
         self.event_store = event_store
+        self.store = store
         self.registry = Registry()
         self.engine = Engine(self.registry, self.settings, owner=self, lifespan_state=lambda: self.lifespan_state)
         self.resource_server: ResourceServer | None = None
@@ -181,6 +189,15 @@ class Server:
                 "authorization_servers=, resource_url= and required_scopes= take effect with auth=: "
                 "pass a token verifier too (auth=toolkit.auth.JWTVerifier(...))"
             )
+
+    @property
+    def store(self) -> Store | None:
+        """The store HTTP serving uses (``None``: one in this process's memory)."""
+        return self._store
+
+    @store.setter
+    def store(self, value: Store | str | None) -> None:
+        self._store = open_store(value) if isinstance(value, str) else value
 
     name: _Setting[str] = _Setting()
     version: _Setting[str] = _Setting()
@@ -451,7 +468,14 @@ class Server:
 
         if workers > 1:
             runner.run_workers(
-                app_spec, workers=workers, host=host, port=port, log_level=log_level, path=path, options=options
+                app_spec,
+                workers=workers,
+                host=host,
+                port=port,
+                log_level=log_level,
+                path=path,
+                options=options,
+                shared_store=self.store is not None and self.store.shared,
             )
             return
         app = self.http_app(path, shutdown_grace=shutdown_grace, **options)
@@ -471,6 +495,7 @@ class Server:
         if options.get("event_store") is None:
             options["event_store"] = self.event_store
         options.setdefault("auth", self.resource_server)
+        options.setdefault("store", self.store)
         if options["auth"] is None and self.registry.scopes_in_use():
             logger.warning(
                 "%s: tools, resources or prompts declare scopes=, but the server has no auth=; "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,7 @@ from ._types import RequestId, Send
 class Session:
     """A legacy-era session: the negotiated version and what the client told us at ``initialize``."""
 
-    def __init__(self, session_id: str | None = None) -> None:
+    def __init__(self, session_id: str | None = None, *, request_id_base: int = 0) -> None:
         self.id = session_id
         self.version: str | None = None
         self.client_capabilities: dict[str, Any] = {}
@@ -36,11 +37,19 @@ class Session:
         self.last_active = time.monotonic()
         self.closed = False
         self._pending: dict[RequestId, asyncio.Future[Any]] = {}
-        self._ids = itertools.count(1)
+        self._ids = itertools.count(request_id_base + 1)
+        """Ids of requests to the client; replicas sharing a session start from different bases."""
+        self.on_change: Callable[[Session, str, Any], Awaitable[None]] | None = None
+        """Told of each change a request makes (``log_level``, ``subscribe``, ``unsubscribe``), to store it."""
 
     @property
     def ready(self) -> bool:
         return self.version is not None
+
+    async def changed(self, what: str, value: Any) -> None:
+        """A request changed the session (``log_level``, ``subscribe`` or ``unsubscribe`` a URI): store it."""
+        if self.on_change is not None:
+            await self.on_change(self, what, value)
 
     async def request(self, method: str, params: dict[str, Any], send: Send, timeout: float) -> Any:
         """Send a request to the client and wait for its result (legacy era only)."""

@@ -19,10 +19,11 @@ from starlette.routing import Route
 
 from ..._auth.resource import WELL_KNOWN, ResourceServer
 from ..._auth.tokens import AccessToken
-from ..._errors import HEADER_MISMATCH, INTERNAL_ERROR, INVALID_REQUEST
+from ..._errors import HEADER_MISMATCH, INTERNAL_ERROR, INVALID_REQUEST, StoreUnavailable
 from ..._events import EventStore
 from ..._jsonrpc import Invalid, Notification, Request, Response, encode, error_reply, parse
 from ..._session import Connection
+from ..._store.base import MemoryStore, Store
 from ..._versions import (
     KNOWN_VERSIONS,
     MODERN_VERSIONS,
@@ -70,6 +71,7 @@ class McpEndpoint:
         sse_ping_seconds: float = 15.0,
         shutdown_grace: float = 10.0,
         auth: ResourceServer | None = None,
+        store: Store | None = None,
     ) -> None:
         self.engine = engine
         self._running = running
@@ -81,16 +83,17 @@ class McpEndpoint:
         )
         self.gate = BearerGate(auth, self.guard) if auth is not None else None
         self.max_body_bytes = max_body_bytes
-        self.event_store = event_store
+        self.store = store if store is not None else MemoryStore()
+        self.event_store = event_store if event_store is not None else self.store.events()
         self.sse_ping_seconds = sse_ping_seconds
         self.lifecycle = Lifecycle(
             engine, max_concurrent_requests=max_concurrent_requests, shutdown_grace=shutdown_grace
         )
-        self.sessions = SessionTable(engine, max_sessions=max_sessions, idle_timeout=session_idle_timeout)
+        self.sessions = SessionTable(engine, self.store, max_sessions=max_sessions, idle_timeout=session_idle_timeout)
         self.responder = Responder(
             self.lifecycle,
             json_response=json_response,
-            event_store=event_store,
+            event_store=self.event_store,
             retry_ms=retry_ms,
             sse_ping_seconds=sse_ping_seconds,
         )
@@ -109,6 +112,8 @@ class McpEndpoint:
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Any = None) -> AsyncIterator[None]:
         async with self._running():
+            await self.store.start(self._on_bus_message)
+            await self.engine.attach_store(self.store)
             self._started = True
             self.sessions.start_reaper()
             try:
@@ -116,7 +121,14 @@ class McpEndpoint:
             finally:
                 self.sessions.stop_reaper()
                 await self.shutdown()
+                self.engine.detach_store()
+                await self.store.close()
                 self._started = False
+
+    def _on_bus_message(self, message: dict[str, Any]) -> None:
+        """What another replica (or this one) published: about a session held here, or a change to announce."""
+        if not self.sessions.on_message(message):
+            self.engine.handle_broadcast(message)
 
     def begin_shutdown(self) -> None:
         """Stop the long-lived streams (subscriptions, GET streams) so their connections can close."""
@@ -139,9 +151,9 @@ class McpEndpoint:
         if self.gate is not None:
             await self.gate.resource_server.close()
 
-    def reap_idle(self) -> None:
+    async def reap_idle(self) -> None:
         """End the sessions idle for longer than ``session_idle_timeout``."""
-        self.sessions.reap_idle()
+        await self.sessions.reap_idle()
 
     # --- ASGI -------------------------------------------------------------------------------
 
@@ -175,14 +187,20 @@ class McpEndpoint:
             token = await self.gate.admit(scope, headers, send)
             if token is None:
                 return
-        if method == "POST":
-            await self._post(scope, receive, send, headers, token)
-        elif method == "GET":
-            await self._get(scope, receive, send, headers, token)
-        elif method == "DELETE":
-            await self._delete(send, headers, token)
-        else:
-            await respond(send, 405, headers=[("allow", "GET, POST, DELETE")])
+        started = _Started(send)
+        try:
+            if method == "POST":
+                await self._post(scope, receive, started, headers, token)
+            elif method == "GET":
+                await self._get(scope, receive, started, headers, token)
+            elif method == "DELETE":
+                await self._delete(started, headers, token)
+            else:
+                await respond(send, 405, headers=[("allow", "GET, POST, DELETE")])
+        except StoreUnavailable as exc:
+            logger.warning("%s", exc.message)
+            if not started.started:
+                await respond_error(send, 503, INTERNAL_ERROR, exc.message, headers=[("retry-after", "1")])
 
     async def _asgi_lifespan(self, receive: Receive, send: Send) -> None:
         message = await receive()
@@ -314,9 +332,14 @@ class McpEndpoint:
         session.connection.session.last_active = asyncio.get_running_loop().time()
         if isinstance(message, Notification):
             self.engine.handle_notification(message, session.connection)
+            if message.method == "notifications/cancelled":
+                await self.sessions.route_cancel(session, message.params.get("requestId"))
+            elif message.method == "notifications/initialized":
+                await self.sessions.initialized(session)
             await respond(send, 202)
         elif isinstance(message, Response):
-            self.engine.handle_response(message, session.connection)
+            if not self.engine.handle_response(message, session.connection):
+                await self.sessions.route_response(session, message)
             await respond(send, 202)
         else:
             resumable = self.event_store is not None
@@ -333,30 +356,21 @@ class McpEndpoint:
             message = "Bad Request: missing Mcp-Session-Id header; send initialize first"
             await respond_error(send, 400, INVALID_REQUEST, message, request_id)
             return None
-        session = self._owned(session_id, token)
+        session = await self.sessions.get(session_id, token.caller if token is not None else None)
         if session is None:
             await respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session", request_id)
         return session
 
-    def _owned(self, session_id: str, token: AccessToken | None) -> HttpSession | None:
-        """The session, if it exists and belongs to this caller (another caller's is as good as unknown)."""
-        session = self.sessions.get(session_id)
-        if session is not None and session.caller != (token.caller if token is not None else None):
-            logger.warning("refused session %s to a caller that did not open it", session_id[:8])
-            return None
-        return session
-
     async def _initialize(self, request: Request, send: Send, token: AccessToken | None) -> None:
-        session = self.sessions.new()
-        if session is None:
+        session = self.sessions.new(token.caller if token is not None else None)
+        reply = await self.engine.handle_request(request, session.connection, _drop, access_token=token)
+        if reply.is_error:
+            self.engine.forget(session.connection.session)
+        elif not await self.sessions.add(session):
             limit = self.sessions.max_sessions
             message = f"Service Unavailable: the server's limit of {limit} sessions is reached"
             await respond_error(send, 503, INVALID_REQUEST, message, request.id)
             return
-        session.caller = token.caller if token is not None else None
-        reply = await self.engine.handle_request(request, session.connection, _drop, access_token=token)
-        if not reply.is_error:
-            self.sessions.add(session)
         headers = [] if reply.is_error else [("mcp-session-id", session.id)]
         await respond(send, reply.status, reply.body, headers)
 
@@ -398,7 +412,7 @@ class McpEndpoint:
             assert last_event_id is not None
             await resume_stream(self.event_store, last_event_id, scope, receive, send, self.sse_ping_seconds)
             return
-        if session.standalone is not None:
+        if not await self.sessions.claim_stream(session):
             await respond_error(send, 409, INVALID_REQUEST, "Conflict: this session already has an open GET stream")
             return
         await standalone_stream(session, scope, receive, send, self.sse_ping_seconds)
@@ -408,7 +422,7 @@ class McpEndpoint:
     async def _delete(self, send: Send, headers: dict[str, str], token: AccessToken | None) -> None:
         session = await self._session_for_stream(headers, send, token)
         if session is not None:
-            self.sessions.end(session)
+            await self.sessions.end(session)
             await respond(send, 204)
 
     async def _session_for_stream(
@@ -426,7 +440,7 @@ class McpEndpoint:
         if session_id is None:
             await respond_error(send, 400, INVALID_REQUEST, "Bad Request: missing Mcp-Session-Id header")
             return None
-        session = self._owned(session_id, token)
+        session = await self.sessions.get(session_id, token.caller if token is not None else None)
         if session is None:
             await respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session")
         return session
@@ -434,6 +448,21 @@ class McpEndpoint:
 
 async def _drop(message: dict[str, Any]) -> None:
     """``initialize`` sends nothing before its response."""
+
+
+class _Started:
+    """An ASGI ``send`` that remembers whether the response has started (then no error response can follow)."""
+
+    __slots__ = ("send", "started")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def __call__(self, message: Any) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+        await self.send(message)
 
 
 def create_app(endpoint: McpEndpoint, *, path: str = "/mcp") -> McpApp:

@@ -19,7 +19,11 @@ if TYPE_CHECKING:
 
 
 async def standalone_stream(session: HttpSession, scope: Scope, receive: Receive, send: Send, ping: float) -> None:
-    """The session's GET stream: unsolicited notifications and requests, until the session ends."""
+    """The session's GET stream: unsolicited notifications and requests, until the session ends.
+
+    The caller has claimed it in the store (one GET stream per session in the whole
+    deployment); the claim is released when the stream ends.
+    """
     queue: asyncio.Queue[bytes | None] = asyncio.Queue()
     session.standalone = queue
 
@@ -35,7 +39,12 @@ async def standalone_stream(session: HttpSession, scope: Scope, receive: Receive
                 session.standalone = None
 
     response = EventSourceResponse(events(), headers=SSE_HEADERS, ping=ping)
-    await response(scope, receive, send)
+    try:
+        await response(scope, receive, send)
+    finally:
+        if session.standalone is queue:
+            session.standalone = None
+        await session.table.release_stream(session)
 
 
 async def can_resume(store: EventStore | None, session: HttpSession, last_event_id: str | None) -> bool:
@@ -46,8 +55,7 @@ async def can_resume(store: EventStore | None, session: HttpSession, last_event_
     """
     if last_event_id is None or store is None:
         return False
-    stream_id = store.stream_of(last_event_id)
-    return stream_id in session.streams and await store.events_after(last_event_id) is not None
+    return await store.owner(last_event_id) == session.id
 
 
 async def resume_stream(
@@ -56,20 +64,9 @@ async def resume_stream(
     """Replay the events after ``last_event_id``, then follow the stream live until it finishes."""
 
     async def events() -> AsyncIterator[ServerSentEvent]:
-        cursor = last_event_id
-        while True:
-            batch = await store.events_after(cursor)
-            if batch is None:
-                return
-            pending, finished, changed = batch
-            for event_id, data in pending:
-                cursor = event_id
-                if data:
-                    yield ServerSentEvent(data=data.decode(), id=event_id, event="message")
-            if finished and not pending:
-                return
-            if not pending:
-                await changed.wait()
+        async for event_id, data in store.follow(last_event_id):
+            if data:
+                yield ServerSentEvent(data=data.decode(), id=event_id or None, event="message")
 
     response = EventSourceResponse(events(), headers=SSE_HEADERS, ping=ping)
     await response(scope, receive, send)

@@ -61,6 +61,7 @@ def run_workers(
     log_level: str = "warning",
     path: str | None = None,
     options: dict[str, Any] | None = None,
+    shared_store: bool = False,
 ) -> None:
     """Serve ``app_spec`` (the CLI's APP) in ``workers`` uvicorn worker processes.
 
@@ -69,16 +70,18 @@ def run_workers(
     """
     if app_spec is None:
         raise ValueError("workers > 1 needs the app given as 'path.py:attr' (use `toolkit run ... --workers N`)")
+    if not shared_store:
+        # Without a shared store, legacy sessions live in one process, and the kernel spreads
+        # connections over the workers: a session's next request would reach a worker that
+        # never saw it. Serve legacy clients without sessions instead, and say so.
+        logger.warning(
+            "with %d workers and no shared store, legacy (2025-11-25 and older) clients are served WITHOUT "
+            "sessions (no subscriptions, no resumable streams, no server-to-client requests); "
+            "give --store redis://HOST:PORT/DB to keep them",
+            workers,
+        )
+        options = {**(options or {}), "stateless": True}
     if options is not None:
-        if not options.get("stateless"):
-            # Legacy sessions live in one process, and the kernel spreads connections over the
-            # workers: a session's next request would reach a worker that never saw it.
-            logger.warning(
-                "with %d workers, legacy (2025-11-25 and older) clients are served without sessions; "
-                "run one worker per process behind sticky routing to keep them",
-                workers,
-            )
-            options = {**options, "stateless": True}
         os.environ["TOOLKIT_HTTP_OPTIONS"] = json.dumps(options)
     if path is not None:
         os.environ["TOOLKIT_HTTP_PATH"] = path

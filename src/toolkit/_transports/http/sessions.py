@@ -1,16 +1,31 @@
-"""Legacy sessions over HTTP: the table of open ``Mcp-Session-Id``s, its limit, and the idle reaper."""
+"""Legacy sessions over HTTP: ``Mcp-Session-Id``s kept in the store, served by whichever replica a request reaches.
+
+The store holds each session's record (version, client capabilities, log level,
+subscriptions, idle expiry). A replica keeps a local ``HttpSession`` for the sessions it is
+serving now: their in-flight requests, the ``GET`` stream open here, and requests to the
+client waiting for an answer. With a shared store (Redis), replicas tell each other through
+the store's bus what a local copy elsewhere must act on:
+
+- ``end``: the session ended (``DELETE`` here): cancel its requests, close its stream;
+- ``cancel``: ``notifications/cancelled`` for a request running on another replica;
+- ``response``: the client's answer to a server-to-client request another replica sent;
+- ``sub``: a resource subscription changed (the replica holding the ``GET`` stream filters by it);
+- ``notify``: a message for the session's ``GET`` stream, held by another replica.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..._jsonrpc import encode
-from ..._session import Connection
+from ..._errors import StoreUnavailable
+from ..._jsonrpc import Response, encode
+from ..._session import Connection, Session
+from ..._store.base import GET_STREAM_CLAIM_SECONDS, BusMessage, SessionRecord, Store
 from ..base import EngineFacing
 
 logger = logging.getLogger("toolkit")
@@ -19,18 +34,13 @@ logger = logging.getLogger("toolkit")
 @dataclass(eq=False)
 class HttpSession:
     connection: Connection
-    created: float = field(default_factory=time.monotonic)
+    table: SessionTable
     standalone: asyncio.Queue[bytes | None] | None = None
-    """The open ``GET`` stream's queue, if any (``None`` queued ends it)."""
-    streams: dict[str, None] = field(default_factory=dict)
-    """Ids of this session's recent resumable streams (oldest first): it may resume only its own."""
+    """The ``GET`` stream open on this replica, if any (``None`` queued ends it)."""
+    holder: str = field(default_factory=lambda: secrets.token_hex(8))
+    """This replica's name for its claim on the session's ``GET`` stream."""
     caller: str | None = None
     """Who opened the session (the access token's subject): no one else may use it."""
-
-    def add_stream(self, stream_id: str, keep: int = 1000) -> None:
-        self.streams[stream_id] = None
-        if len(self.streams) > keep:
-            del self.streams[next(iter(self.streams))]
 
     @property
     def id(self) -> str:
@@ -38,67 +48,224 @@ class HttpSession:
         return self.connection.session.id
 
     async def notify(self, message: dict[str, Any]) -> None:
-        """Unsolicited messages for a legacy session go to its GET stream, if one is open."""
+        """A change notification: to the ``GET`` stream if it is open here (every replica is told the change)."""
         if self.standalone is not None:
             self.standalone.put_nowait(encode(message))
+
+    async def send_unsolicited(self, message: dict[str, Any]) -> None:
+        """A message of a request answered with plain JSON: to the ``GET`` stream, wherever it is open."""
+        if self.standalone is not None:
+            self.standalone.put_nowait(encode(message))
+        elif self.table.store.shared:
+            await self.table.store.publish({"t": "notify", "s": self.id, "m": message})
 
     def end_stream(self) -> None:
         if self.standalone is not None:
             self.standalone.put_nowait(None)
 
+    @property
+    def busy(self) -> bool:
+        return bool(self.connection.inflight) or self.standalone is not None
+
 
 class SessionTable:
-    """The open legacy sessions; idle ones are ended after ``idle_timeout`` seconds."""
+    """The sessions this replica serves now, backed by the store; idle local copies are dropped."""
 
-    def __init__(self, engine: EngineFacing, *, max_sessions: int, idle_timeout: float) -> None:
+    def __init__(self, engine: EngineFacing, store: Store, *, max_sessions: int, idle_timeout: float) -> None:
         self.engine = engine
+        self.store = store
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
-        self.sessions: dict[str, HttpSession] = {}
+        self.local: dict[str, HttpSession] = {}
         self._reaper: asyncio.Task[None] | None = None
 
-    def get(self, session_id: str) -> HttpSession | None:
-        return self.sessions.get(session_id)
+    # --- opening and finding ------------------------------------------------------------------
 
-    def new(self) -> HttpSession | None:
-        """A session not yet in the table (``add`` it once initialized), or ``None`` when full."""
-        if len(self.sessions) >= self.max_sessions:
-            self.reap_idle()
-        if len(self.sessions) >= self.max_sessions:
-            return None
-        connection = Connection()
-        connection.session.id = secrets.token_urlsafe(32)
-        session = HttpSession(connection)
-        connection.session.notify = session.notify
+    def new(self, caller: str | None) -> HttpSession:
+        """A session for an ``initialize`` (``add`` it once the engine accepted it)."""
+        session = self._local(Session(secrets.token_urlsafe(32), request_id_base=self.store.request_id_base))
+        session.caller = caller
         return session
 
-    def add(self, session: HttpSession) -> None:
-        self.sessions[session.id] = session
+    def _local(self, state: Session) -> HttpSession:
+        session = HttpSession(Connection(state), self)
+        state.notify = session.notify
+        state.on_change = self._store_change
+        return session
 
-    def end(self, session: HttpSession) -> None:
-        """End a session: its requests are cancelled, its GET stream closed, its waits failed."""
-        self.sessions.pop(session.id, None)
+    async def add(self, session: HttpSession) -> bool:
+        """Store the initialized session; False (and the session dropped) when the limit is reached."""
+        state = session.connection.session
+        assert state.version is not None
+        record = SessionRecord(
+            id=session.id,
+            version=state.version,
+            client_capabilities=state.client_capabilities,
+            client_info=state.client_info,
+            log_level=state.log_level,
+            caller=session.caller,
+        )
+        try:
+            added = await self.store.add_session(record, ttl=self.idle_timeout, limit=self.max_sessions)
+        except StoreUnavailable:
+            self.engine.forget(state)
+            raise
+        if not added:
+            self.engine.forget(state)
+            return False
+        self.local[session.id] = session
+        return True
+
+    async def get(self, session_id: str, caller: str | None) -> HttpSession | None:
+        """The session, if it exists and belongs to ``caller`` (another caller's is as good as unknown)."""
+        record = await self.store.load_session(session_id, ttl=self.idle_timeout)
+        session = self.local.get(session_id)
+        if record is None:
+            if session is not None:  # ended or expired while this replica held a copy
+                self._drop(session)
+            return None
+        if record.caller != caller:
+            logger.warning("refused session %s to a caller that did not open it", session_id[:8])
+            return None
+        if session is None:
+            session = self._adopt(record)
+        else:
+            state = session.connection.session
+            state.log_level = record.log_level
+            state.subscriptions = record.subscriptions
+            state.initialized = record.initialized
+        return session
+
+    def _adopt(self, record: SessionRecord) -> HttpSession:
+        """A local copy of a session opened on another replica (or dropped here while idle)."""
+        state = Session(record.id, request_id_base=self.store.request_id_base)
+        state.version = record.version
+        state.client_capabilities = record.client_capabilities
+        state.client_info = record.client_info
+        state.log_level = record.log_level
+        state.subscriptions = record.subscriptions
+        state.initialized = record.initialized
+        session = self._local(state)
+        session.caller = record.caller
+        self.local[record.id] = session
+        self.engine.remember(state)
+        return session
+
+    async def _store_change(self, state: Session, what: str, value: Any) -> None:
+        assert state.id is not None
+        if what == "log_level":
+            await self.store.update_session(state.id, log_level=value)
+        elif what in ("subscribe", "unsubscribe"):
+            on = what == "subscribe"
+            await self.store.subscribe(state.id, value, on)
+            if self.store.shared:
+                await self.store.publish({"t": "sub", "s": state.id, "u": value, "on": on})
+
+    async def initialized(self, session: HttpSession) -> None:
+        session.connection.session.initialized = True
+        await self.store.update_session(session.id, initialized=True)
+
+    # --- the GET stream -----------------------------------------------------------------------
+
+    async def claim_stream(self, session: HttpSession) -> bool:
+        """Whether this replica may open the session's ``GET`` stream (one in the whole deployment)."""
+        if session.standalone is not None:
+            return False
+        return await self.store.claim_get_stream(session.id, f"{self.store.replica}:{session.holder}")
+
+    async def release_stream(self, session: HttpSession) -> None:
+        with contextlib.suppress(StoreUnavailable):  # else the claim expires by itself
+            await self.store.release_get_stream(session.id, f"{self.store.replica}:{session.holder}")
+
+    # --- ending -------------------------------------------------------------------------------
+
+    async def end(self, session: HttpSession) -> None:
+        """``DELETE``: end the session everywhere."""
+        await self.store.end_session(session.id)
+        self._drop(session)
+        if self.store.shared:
+            await self.store.publish({"t": "end", "s": session.id})
+
+    def _drop(self, session: HttpSession) -> None:
+        """Forget the local copy: its requests are cancelled, its GET stream closed, its waits failed."""
+        if self.local.get(session.id) is session:
+            del self.local[session.id]
         for task in list(session.connection.inflight.values()):
             task.cancel()
         session.end_stream()
         self.engine.forget(session.connection.session)
 
     def end_all(self) -> None:
-        for session in list(self.sessions.values()):
-            self.end(session)
+        """This replica stops: drop every local copy (a shared store keeps the sessions for the others)."""
+        for session in list(self.local.values()):
+            self._drop(session)
 
     def end_streams(self) -> None:
         """Close every GET stream (at shutdown, so their connections can end)."""
-        for session in self.sessions.values():
+        for session in self.local.values():
             session.end_stream()
 
-    def reap_idle(self) -> None:
+    # --- what other replicas tell this one ----------------------------------------------------
+
+    def on_message(self, message: BusMessage) -> bool:
+        """Act on a bus message about a session held here; False if the message is not about sessions."""
+        kind = message.get("t")
+        if kind not in ("end", "cancel", "response", "sub", "notify"):
+            return False
+        session = self.local.get(str(message.get("s")))
+        if session is None:
+            return True
+        state = session.connection.session
+        if kind == "end":
+            self._drop(session)
+        elif kind == "cancel":
+            session.connection.cancel(message.get("r"))
+        elif kind == "response":
+            answer = message.get("m")
+            if isinstance(answer, dict) and isinstance(answer.get("id"), str | int):
+                state.resolve(Response(answer["id"], answer.get("result"), answer.get("error")))
+        elif kind == "sub" and isinstance(message.get("u"), str):
+            if message.get("on"):
+                state.subscriptions.add(message["u"])
+            else:
+                state.subscriptions.discard(message["u"])
+        elif kind == "notify" and session.standalone is not None and isinstance(message.get("m"), dict):
+            session.standalone.put_nowait(encode(message["m"]))
+        return True
+
+    async def route_cancel(self, session: HttpSession, request_id: Any) -> None:
+        """``notifications/cancelled`` for a request not running here: the replica running it cancels it."""
+        if self.store.shared and request_id not in session.connection.inflight:
+            await self.store.publish({"t": "cancel", "s": session.id, "r": request_id})
+
+    async def route_response(self, session: HttpSession, response: Response) -> None:
+        """An answer to a request another replica sent the client: that replica takes it."""
+        if self.store.shared:
+            message = {"id": response.id, "result": response.result, "error": response.error}
+            await self.store.publish({"t": "response", "s": session.id, "m": message})
+
+    # --- idleness -----------------------------------------------------------------------------
+
+    async def reap_idle(self) -> None:
+        """Drop local copies idle for ``idle_timeout``; keep busy sessions alive in the store."""
         now = asyncio.get_running_loop().time()
-        for session in list(self.sessions.values()):
-            busy = session.connection.inflight or session.standalone is not None
-            if not busy and now - session.connection.session.last_active > self.idle_timeout:
+        for session in list(self.local.values()):
+            if session.busy:
+                await self._keep_alive(session)
+            elif now - session.connection.session.last_active > self.idle_timeout:
                 logger.info("ending idle session %s", session.id)
-                self.end(session)
+                self._drop(session)
+
+    async def _keep_alive(self, session: HttpSession) -> None:
+        try:
+            alive = await self.store.touch_session(session.id, ttl=self.idle_timeout)
+            if alive and session.standalone is not None:
+                await self.store.claim_get_stream(session.id, f"{self.store.replica}:{session.holder}")
+        except StoreUnavailable as exc:
+            logger.warning("%s", exc.message)
+            return
+        if not alive:
+            self._drop(session)
 
     def start_reaper(self) -> None:
         if self._reaper is None:
@@ -110,6 +277,9 @@ class SessionTable:
             self._reaper = None
 
     async def _reap(self) -> None:
+        interval = max(1.0, min(60.0, self.idle_timeout / 4))
+        if self.store.shared:
+            interval = min(interval, GET_STREAM_CLAIM_SECONDS / 3)
         while True:
-            await asyncio.sleep(max(1.0, min(60.0, self.idle_timeout / 4)))
-            self.reap_idle()
+            await asyncio.sleep(interval)
+            await self.reap_idle()

@@ -14,6 +14,7 @@ cancelled the request and no response is owed).
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -21,10 +22,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from ..._errors import INVALID_REQUEST, ClientRequestError
+from ..._errors import INVALID_REQUEST, ClientRequestError, StoreUnavailable
 from ..._events import EventStore
 from ..._jsonrpc import Reply, Request, encode
 from ..._session import Connection
+from ..._types import RequestId
 from ..base import Lifecycle
 from .asgi import RequestInfo, respond, respond_error, wait_disconnect
 from .sessions import HttpSession
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
     from ..._auth.tokens import AccessToken
+
+logger = logging.getLogger("toolkit")
 
 SSE_HEADERS: Final = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
 WATCH_AFTER: Final = 0.05
@@ -82,7 +86,7 @@ class RequestStream:
         if self.streaming:
             self.put(Event(encode(message)))
         elif self.session is not None:
-            await self.session.notify(message)
+            await self.session.send_unsolicited(message)
 
     async def finish(self, reply: Reply | None) -> None:
         self.put(Done(reply))
@@ -148,9 +152,7 @@ class Responder:
         # A listen request is a stream by nature, even in JSON-response mode.
         streaming = request.method == "subscriptions/listen" or (sse and not self.json_response)
         stream = RequestStream(streaming=streaming, session=session)
-        stream_id = secrets.token_hex(8) if resumable and streaming else None
-        if stream_id is not None and session is not None:
-            session.add_stream(stream_id)
+        stream_id = secrets.token_hex(8) if resumable and streaming and session is not None else None
         info = RequestInfo(scope, stream.close)
         task = self.lifecycle.start(
             request,
@@ -166,7 +168,7 @@ class Responder:
             task.add_done_callback(self._stateless_done)
         if stream_id is not None:
             # Resumable: open the stream now with a priming event the client can resume from.
-            await self._sse(scope, receive, send, stream, task, stream_id, first=None, modern=modern is True)
+            await self._sse(scope, receive, send, stream, task, (stream_id, request.id), first=None, modern=False)
             return
         first = await self._first(stream, receive, task, cancel=modern is True)
         if first is None:
@@ -236,12 +238,12 @@ class Responder:
         send: Send,
         stream: RequestStream,
         task: asyncio.Task[Any],
-        stream_id: str | None,
+        resumable: tuple[str, RequestId] | None,
         *,
         first: Item | None,
         modern: bool,
     ) -> None:
-        events = self._events(stream, task, stream_id, first, modern)
+        events = self._events(stream, task, resumable, first, modern)
         # At shutdown sse-starlette would end the stream at once; a request's stream ends by
         # itself with its response, so it gets the grace period to get there.
         grace = self.lifecycle.shutdown_grace
@@ -251,13 +253,20 @@ class Responder:
         await response(scope, receive, send)
 
     async def _events(
-        self, stream: RequestStream, task: asyncio.Task[Any], stream_id: str | None, first: Item | None, modern: bool
+        self,
+        stream: RequestStream,
+        task: asyncio.Task[Any],
+        resumable: tuple[str, RequestId] | None,
+        first: Item | None,
+        modern: bool,
     ) -> AsyncIterator[ServerSentEvent]:
-        store = self.event_store if stream_id is not None else None
+        store = self.event_store if resumable is not None else None
+        stream_id = resumable[0] if resumable is not None else None
         finished = False
         try:
-            if store is not None and stream_id is not None:
-                priming = await store.append(stream_id, b"")
+            if store is not None and resumable is not None:
+                assert stream.session is not None
+                priming = await store.open(resumable[0], session_id=stream.session.id, request_id=resumable[1])
                 yield ServerSentEvent(data="", id=priming, retry=self.retry_ms)
             item = first
             while True:
@@ -291,15 +300,18 @@ class Responder:
         """After a resumable stream's connection ended, keep the request's messages for a GET to replay."""
 
         async def drain() -> None:
-            while True:
-                item = await stream.queue.get()
-                if isinstance(item, Event):
-                    await store.append(stream_id, item.data)
-                    continue
-                if item.reply is not None:
-                    await store.append(stream_id, item.reply.body)
-                await store.finish(stream_id)
-                return
+            try:
+                while True:
+                    item = await stream.queue.get()
+                    if isinstance(item, Event):
+                        await store.append(stream_id, item.data)
+                        continue
+                    if item.reply is not None:
+                        await store.append(stream_id, item.reply.body)
+                    await store.finish(stream_id)
+                    return
+            except StoreUnavailable as exc:
+                logger.warning("%s: the rest of stream %s is lost", exc.message, stream_id)
 
         self.lifecycle.track(asyncio.create_task(drain()))
 

@@ -1,0 +1,425 @@
+"""``RedisStore``: cross-request state in Redis (or Valkey), so any replica serves any request.
+
+Keys (all under ``prefix``, ``toolkit:`` by default):
+
+- ``s:<session>``: a hash per legacy session (``v`` version, ``cc`` client capabilities, ``ci``
+  client info, ``ll`` log level, ``in`` initialized, ``c`` caller, ``u:<uri>`` one field per
+  resource subscription), expiring after ``session_idle_timeout`` of idleness (Redis TTL);
+- ``sessions``: a sorted set of the open sessions by expiry, for the session limit;
+- ``g:<session>``: who holds the session's ``GET`` stream (expires unless refreshed);
+- ``e:<stream>`` and ``em:<stream>``: a resumable SSE stream (a Redis Stream, capped at
+  ``max_events_per_stream`` entries, expiring ``event_ttl_seconds`` after its last event) and
+  its owner (session, request id, replica);
+- ``r:<replica>``: a replica's lease, refreshed every few seconds while it runs;
+- ``state-secret``: the secret every replica seals ``requestState`` with, unless configured;
+- the channel ``bus``: what replicas tell each other (pub/sub: at most once, in order).
+
+Uses redis-py's asyncio client (``pip install toolkit-mcp[redis]``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, Final
+from urllib.parse import urlsplit, urlunsplit
+
+import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from .._errors import INTERNAL_ERROR, StoreUnavailable
+from .._events import SEPARATOR, EventStore
+from .._jsonrpc import encode, error_reply
+from .._types import RequestId
+from .base import GET_STREAM_CLAIM_SECONDS, BusMessage, OnMessage, SessionRecord, Store
+
+logger = logging.getLogger("toolkit")
+
+LEASE_SECONDS: Final = 15
+"""A replica that has not refreshed its lease for this long is taken for dead."""
+HEARTBEAT_SECONDS: Final = 5.0
+FOLLOW_BLOCK_MS: Final = 2000
+"""How long a resumed stream waits on Redis for new events before checking that its owner lives."""
+DEAD_OWNER_MESSAGE: Final = (
+    "Internal error: the server process running this request stopped before it answered; send the request again"
+)
+
+_OUTAGE = (RedisConnectionError, RedisTimeoutError, OSError)
+
+# Write only to a session that still exists: a racing DELETE must win over a late update.
+_UPDATE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""
+_UNSUBSCRIBE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+return 1
+"""
+_ADD = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[2], unpack(ARGV, 6))
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[5])
+return 1
+"""
+_CLAIM = """
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+"""
+
+
+def redacted(url: str) -> str:
+    """``url`` without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    user = f"{parts.username}:***@" if parts.username else ":***@"
+    return urlunsplit(parts._replace(netloc=user + netloc))
+
+
+class RedisStore(Store):
+    """Sessions, streams, the bus and replica leases in Redis; every replica points at the same server.
+
+    ``url`` is a redis-py URL (``redis://[:password@]host:port/db``, ``rediss://`` for TLS,
+    ``unix://``). ``prefix`` separates several servers sharing one Redis. Every operation
+    gives up after ``timeout`` seconds (the request then gets HTTP 503). Resumable SSE
+    streams are kept on Redis Streams (``resumable=False`` turns them off), at most
+    ``max_events_per_stream`` events each, for ``event_ttl_seconds`` after the last one.
+    """
+
+    shared = True
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "toolkit:",
+        timeout: float = 5.0,
+        resumable: bool = True,
+        max_events_per_stream: int = 1000,
+        event_ttl_seconds: float = 300.0,
+    ) -> None:
+        super().__init__()
+        if not url.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError(f"store: {url!r} is not a Redis URL; use redis://HOST:PORT/DB (or rediss://, unix://)")
+        self.url = url
+        self.prefix = prefix
+        self.timeout = timeout
+        self.request_id_base = secrets.randbits(30) << 22
+        # Typed loosely: redis-py's replies are bytes here (no decode_responses), its stubs say "bytes | str".
+        self.client: Any = aioredis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        self._events = (
+            RedisEventStore(self, max_events_per_stream=max_events_per_stream, ttl_seconds=event_ttl_seconds)
+            if resumable
+            else None
+        )
+        self._tasks: list[asyncio.Task[None]] = []
+        self._update = self.client.register_script(_UPDATE)
+        self._unsubscribe = self.client.register_script(_UNSUBSCRIBE)
+        self._add = self.client.register_script(_ADD)
+        self._claim = self.client.register_script(_CLAIM)
+        self._release = self.client.register_script(_RELEASE)
+
+    @property
+    def describe(self) -> str:
+        return f"Redis at {redacted(self.url)}"
+
+    def key(self, *parts: str) -> str:
+        return self.prefix + ":".join(parts)
+
+    @contextlib.contextmanager
+    def guard(self) -> Iterator[None]:
+        """Turn a lost connection into ``StoreUnavailable`` naming the store."""
+        try:
+            yield
+        except _OUTAGE as exc:
+            raise StoreUnavailable(f"the session store ({self.describe}) is unreachable: {exc}") from None
+
+    # --- lifetime -------------------------------------------------------------------------------
+
+    async def start(self, on_message: OnMessage | None = None) -> None:
+        await super().start(on_message)
+        try:
+            await self.client.ping()
+        except (RedisError, OSError) as exc:
+            raise StoreUnavailable(f"cannot reach {self.describe}: {exc}") from None
+        await self._beat()
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._heartbeat())]
+        if on_message is not None:
+            ready = loop.create_future()
+            self._tasks.append(loop.create_task(self._listen(ready)))
+            await asyncio.wait_for(ready, self.timeout)
+
+    async def close(self) -> None:
+        await super().close()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks = []
+        with contextlib.suppress(RedisError, OSError):
+            await self.client.delete(self.key("r", self.replica))
+        await self.client.aclose()
+
+    def events(self) -> EventStore | None:
+        return self._events
+
+    async def shared_secret(self) -> bytes | None:
+        key = self.key("state-secret")
+        with self.guard():
+            await self.client.set(key, secrets.token_hex(32), nx=True)
+            value = await self.client.get(key)
+        return bytes(value) if value is not None else None
+
+    async def _beat(self) -> None:
+        with self.guard():
+            await self.client.set(self.key("r", self.replica), b"1", ex=LEASE_SECONDS)
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+            try:
+                await self._beat()
+            except StoreUnavailable as exc:
+                logger.warning("%s", exc.message)
+
+    async def _listen(self, ready: asyncio.Future[None]) -> None:
+        """Deliver bus messages in order; reconnect (with backoff) when the connection drops."""
+        delay = 0.2
+        while True:
+            pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self.key("bus"))
+                if not ready.done():
+                    ready.set_result(None)
+                delay = 0.2
+                while True:
+                    message = await pubsub.get_message(timeout=None)
+                    if message is not None and self._on_message is not None:
+                        self._deliver(message["data"])
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError) as exc:
+                logger.warning("lost the bus of %s (%s); reconnecting", self.describe, exc)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+    def _deliver(self, data: bytes) -> None:
+        try:
+            message = json.loads(data)
+        except ValueError:
+            logger.warning("ignoring a malformed bus message")
+            return
+        if isinstance(message, dict) and self._on_message is not None:
+            try:
+                self._on_message(message)
+            except Exception:
+                logger.exception("handling bus message %r failed", message.get("t"))
+
+    async def publish(self, message: BusMessage) -> None:
+        with self.guard():
+            await self.client.publish(self.key("bus"), json.dumps(message, separators=(",", ":")))
+
+    async def replica_alive(self, replica: str) -> bool:
+        with self.guard():
+            return bool(await self.client.exists(self.key("r", replica)))
+
+    # --- legacy sessions ------------------------------------------------------------------------
+
+    async def add_session(self, record: SessionRecord, *, ttl: float, limit: int) -> bool:
+        now = time.time()
+        fields: list[Any] = [
+            "v",
+            record.version,
+            "cc",
+            json.dumps(record.client_capabilities),
+            "ci",
+            json.dumps(record.client_info),
+            "ll",
+            record.log_level,
+            "in",
+            "1" if record.initialized else "0",
+            "c",
+            record.caller if record.caller is not None else "",
+        ]
+        for uri in record.subscriptions:
+            fields += ["u:" + uri, "1"]
+        args = [now, now + ttl, limit, int(ttl * 1000), record.id, *fields]
+        with self.guard():
+            added = await self._add(keys=[self.key("sessions"), self.key("s", record.id)], args=args)
+        return bool(added)
+
+    async def load_session(self, session_id: str, *, ttl: float) -> SessionRecord | None:
+        key = self.key("s", session_id)
+        with self.guard():
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.hgetall(key)
+                pipe.pexpire(key, int(ttl * 1000))
+                pipe.zadd(self.key("sessions"), {session_id: time.time() + ttl}, xx=True)
+                found, _, _ = await pipe.execute()
+        return _record(session_id, found) if found else None
+
+    async def touch_session(self, session_id: str, *, ttl: float) -> bool:
+        with self.guard():
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.pexpire(self.key("s", session_id), int(ttl * 1000))
+                pipe.zadd(self.key("sessions"), {session_id: time.time() + ttl}, xx=True)
+                alive, _ = await pipe.execute()
+        return bool(alive)
+
+    async def update_session(self, session_id: str, **changes: Any) -> bool:
+        args: list[Any] = []
+        for name, value in changes.items():
+            if name == "log_level":
+                args += ["ll", value]
+            elif name == "initialized":
+                args += ["in", "1" if value else "0"]
+            else:
+                raise ValueError(f"update_session: {name!r} cannot change after initialize")
+        with self.guard():
+            return bool(await self._update(keys=[self.key("s", session_id)], args=args))
+
+    async def subscribe(self, session_id: str, uri: str, subscribed: bool) -> bool:
+        keys = [self.key("s", session_id)]
+        with self.guard():
+            if subscribed:
+                return bool(await self._update(keys=keys, args=["u:" + uri, "1"]))
+            return bool(await self._unsubscribe(keys=keys, args=["u:" + uri]))
+
+    async def end_session(self, session_id: str) -> bool:
+        with self.guard():
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.delete(self.key("s", session_id))
+                pipe.zrem(self.key("sessions"), session_id)
+                pipe.delete(self.key("g", session_id))
+                deleted, _, _ = await pipe.execute()
+        return bool(deleted)
+
+    async def session_count(self) -> int:
+        key = self.key("sessions")
+        with self.guard():
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.zremrangebyscore(key, "-inf", time.time())
+                pipe.zcard(key)
+                _, count = await pipe.execute()
+        return int(count)
+
+    async def claim_get_stream(self, session_id: str, holder: str, *, ttl: float = GET_STREAM_CLAIM_SECONDS) -> bool:
+        with self.guard():
+            return bool(await self._claim(keys=[self.key("g", session_id)], args=[holder, int(ttl * 1000)]))
+
+    async def release_get_stream(self, session_id: str, holder: str) -> None:
+        with self.guard():
+            await self._release(keys=[self.key("g", session_id)], args=[holder])
+
+
+def _record(session_id: str, found: dict[bytes, bytes]) -> SessionRecord:
+    text = {key.decode(): value.decode() for key, value in found.items()}
+    return SessionRecord(
+        id=session_id,
+        version=text.get("v", ""),
+        client_capabilities=json.loads(text.get("cc", "{}")),
+        client_info=json.loads(text.get("ci", "{}")),
+        log_level=text.get("ll", "debug"),
+        initialized=text.get("in") == "1",
+        subscriptions={key[2:] for key in text if key.startswith("u:")},
+        caller=text.get("c") or None,
+    )
+
+
+class RedisEventStore(EventStore):
+    """Resumable SSE streams on Redis Streams: a stream written on one replica resumes on any other.
+
+    If the replica that owned a stream dies before finishing it, a client following it gets
+    the events stored so far and then an error response for its request, never a hang.
+    """
+
+    def __init__(self, store: RedisStore, *, max_events_per_stream: int, ttl_seconds: float) -> None:
+        super().__init__(max_events_per_stream=max_events_per_stream, ttl_seconds=ttl_seconds)
+        self.store = store
+
+    def _keys(self, stream_id: str) -> tuple[str, str]:
+        return self.store.key("e", stream_id), self.store.key("em", stream_id)
+
+    async def open(self, stream_id: str, *, session_id: str, request_id: RequestId) -> str:
+        events, meta = self._keys(stream_id)
+        ttl = int(self.ttl_seconds * 1000)
+        owner = {"s": session_id, "r": json.dumps(request_id), "o": self.store.replica}
+        with self.store.guard():
+            async with self.store.client.pipeline(transaction=False) as pipe:
+                pipe.hset(meta, mapping=owner)
+                pipe.pexpire(meta, ttl)
+                pipe.xadd(events, {"d": b""}, maxlen=self.max_events_per_stream, approximate=False)
+                pipe.pexpire(events, ttl)
+                _, _, entry, _ = await pipe.execute()
+        return f"{stream_id}{SEPARATOR}{entry.decode()}"
+
+    async def _add(self, stream_id: str, fields: dict[str, bytes]) -> str:
+        events, meta = self._keys(stream_id)
+        ttl = int(self.ttl_seconds * 1000)
+        with self.store.guard():
+            async with self.store.client.pipeline(transaction=False) as pipe:
+                pipe.xadd(events, fields, maxlen=self.max_events_per_stream, approximate=False)
+                pipe.pexpire(events, ttl)
+                pipe.pexpire(meta, ttl)
+                entry, _, _ = await pipe.execute()
+        return f"{stream_id}{SEPARATOR}{entry.decode()}"
+
+    async def append(self, stream_id: str, data: bytes) -> str:
+        return await self._add(stream_id, {"d": data})
+
+    async def finish(self, stream_id: str) -> None:
+        await self._add(stream_id, {"f": b"1"})
+
+    async def owner(self, event_id: str) -> str | None:
+        stream_id = self.stream_of(event_id)
+        if stream_id is None:
+            return None
+        with self.store.guard():
+            session = await self.store.client.hget(self._keys(stream_id)[1], "s")
+        return session.decode() if session is not None else None
+
+    async def follow(self, event_id: str) -> AsyncIterator[tuple[str, bytes]]:
+        stream_id, _, cursor = event_id.rpartition(SEPARATOR)
+        events, meta = self._keys(stream_id)
+        client = self.store.client
+        while True:
+            with self.store.guard():
+                found = await client.xread({events: cursor}, count=100, block=FOLLOW_BLOCK_MS)
+            if not found:
+                with self.store.guard():
+                    owner = await client.hmget(meta, ["o", "r"])
+                if owner[0] is None:
+                    return  # the stream expired
+                if not await self.store.replica_alive(owner[0].decode()):
+                    request_id = json.loads(owner[1]) if owner[1] is not None else None
+                    yield "", encode(error_reply(request_id, INTERNAL_ERROR, DEAD_OWNER_MESSAGE))
+                    return
+                continue
+            for entry, fields in found[0][1]:
+                cursor = entry.decode()
+                if b"f" in fields:
+                    return
+                yield f"{stream_id}{SEPARATOR}{cursor}", fields.get(b"d", b"")

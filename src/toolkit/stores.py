@@ -1,0 +1,23 @@
+"""Where state that crosses requests lives: in this process, or in Redis for several replicas.
+
+>>> from toolkit import Server
+>>> server = Server("weather", store="redis://127.0.0.1:6379/0")  # doctest: +SKIP
+
+``Server(store=...)`` takes a URL or one of these; ``toolkit run --store URL`` and
+``$TOOLKIT_STORE`` do the same from the command line. ``RedisStore`` needs
+``pip install 'toolkit-mcp[redis]'``; importing this module imports redis. See
+docs/deployment.md.
+"""
+
+from ._errors import StoreUnavailable
+from ._store.base import MemoryStore, SessionRecord, Store
+from ._store.redis import RedisEventStore, RedisStore
+
+__all__ = [
+    "MemoryStore",
+    "RedisEventStore",
+    "RedisStore",
+    "SessionRecord",
+    "Store",
+    "StoreUnavailable",
+]
