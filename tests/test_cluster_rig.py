@@ -1,4 +1,4 @@
-"""The scale-out rig itself (tests/support/redis.py, tests/support/cluster.py), with real parts:
+"""The scale-out rig itself (tests/support/redis_rig.py, tests/support/cluster.py), with real parts:
 a real redis-server, real ``toolkit run`` replicas and a real HAProxy in front of them.
 
 ``scripts/cluster --install-only`` installs redis-server and haproxy; without them these tests
@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 from tests.support.cluster import SERVED_BY, cluster
 from tests.support.processes import LOCALHOST, REPO
-from tests.support.redis import redis_server
+from tests.support.redis_rig import redis_server
 
 WEATHER = REPO / "examples" / "weather.py"
 MODERN = "2026-07-28"

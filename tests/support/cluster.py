@@ -25,7 +25,7 @@ from pathlib import Path
 from types import TracebackType
 
 from tests.support.processes import LOCALHOST, REPO, TOOLKIT, free_port, stop, wait_for_port
-from tests.support.redis import log_tail, require, scratch_dir
+from tests.support.redis_rig import log_tail, require, scratch_dir
 
 SERVED_BY = "X-Served-By"
 """The response header naming the backend (replica) that answered."""
