@@ -242,7 +242,8 @@ def open_store(url: str) -> Store:
             from .redis import RedisStore  # noqa: PLC0415 (redis is an optional dependency)
         except ImportError as exc:
             raise ImportError(
-                f"store {url.rsplit('@', maxsplit=1)[-1]!r} needs the redis package: pip install 'toolkit-mcp[redis]'"
+                f"store {url.rsplit('@', maxsplit=1)[-1]!r} needs the redis package: "
+                f"pip install 'toolkit-mcp[redis]' ({exc})"
             ) from exc
         return RedisStore(url)
     raise ValueError(f"store: {url!r} is not a store URL; use redis://HOST:PORT/DB, or memory")

@@ -42,9 +42,9 @@ from .base import GET_STREAM_CLAIM_SECONDS, BusMessage, OnMessage, SessionRecord
 
 logger = logging.getLogger("toolkit")
 
-LEASE_SECONDS: Final = 15
+LEASE_SECONDS: Final = 10
 """A replica that has not refreshed its lease for this long is taken for dead."""
-HEARTBEAT_SECONDS: Final = 5.0
+HEARTBEAT_SECONDS: Final = 3.0
 FOLLOW_BLOCK_MS: Final = 2000
 """How long a resumed stream waits on Redis for new events before checking that its owner lives."""
 DEAD_OWNER_MESSAGE: Final = (
