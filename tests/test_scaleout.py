@@ -198,6 +198,36 @@ async def test_a_modern_listener_hears_an_update_made_on_another_replica(http: M
     assert all(u is not None and u["params"]["uri"] == "note://m" for u in updates), updates
 
 
+async def test_a_list_change_on_one_replica_reaches_listeners_on_the_others(http: McpHttp) -> None:
+    session = await Legacy(http).open()
+    modern = Modern(http)
+    async with (
+        session.listen() as events,
+        modern.stream("subscriptions/listen", {"notifications": {"toolsListChanged": True}}) as listen,
+    ):
+        acknowledged = await listen.next_message()
+        assert acknowledged is not None and acknowledged["method"] == "notifications/subscriptions/acknowledged"
+        flipped = await session.call_tool("flip")
+        assert flipped.status == 200
+        assert served_by(flipped) != served_by(events), "the change happened on another replica than the GET stream's"
+        legacy = await events.next_message()
+        assert legacy is not None and legacy["method"] == "notifications/tools/list_changed"
+        heard = await listen.next_message()
+        assert heard is not None and heard["method"] == "notifications/tools/list_changed"
+        assert await events.within(0.5) is None, "told once"
+
+
+async def test_a_roots_request_is_answered_through_another_replica(http: McpHttp) -> None:
+    session = await Legacy(http, capabilities={"roots": {}}).open()
+    async with session.stream("tools/call", {"name": "roots", "arguments": {}}) as stream:
+        question = await stream.next_message()
+        assert question is not None and question["method"] == "roots/list"
+        answer = await session.respond(question["id"], {"roots": [{"uri": "file:///work", "name": "work"}]})
+        assert served_by(answer) != served_by(stream)
+        result = await stream.next_message()
+    assert result is not None and result["result"]["structuredContent"] == {"result": ["file:///work"]}
+
+
 async def test_modern_input_rounds_cross_replicas_with_the_secret_agreed_in_redis(http: McpHttp) -> None:
     modern = Modern(http, capabilities={"elicitation": {}})
     first = await modern.call_tool("ask")

@@ -77,6 +77,27 @@ async def touch(uri: str) -> int:
     return os.getpid()
 
 
+def spare() -> str:
+    """A tool that comes and goes."""
+    return "spare"
+
+
+@server.tool
+def flip() -> bool:
+    """Add the tool ``spare`` if it is missing, remove it if it is there (on this replica); whether it is there now."""
+    if "spare" in server.registry.tools:
+        server.remove_tool("spare")
+        return False
+    server.add_tool(spare)
+    return True
+
+
+@server.tool
+async def roots(ctx: Context) -> list[str]:
+    """The client's roots, asked from whichever replica runs this."""
+    return [root.uri for root in await ctx.list_roots()]
+
+
 @server.resource("note://{name}", mime_type="text/plain")
 def note(name: str) -> str:
     """A note; subscribe to hear when ``touch`` changes it."""
