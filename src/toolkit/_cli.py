@@ -22,7 +22,7 @@ from ._loader import (
     store_from_environment,
 )
 from ._server import Server
-from ._store.base import open_store
+from ._store.urls import open_store
 from ._versions import KNOWN_VERSIONS, LATEST_VERSION
 from .testing import Client
 

@@ -23,7 +23,8 @@ from ._prompts import Prompt
 from ._registry import Registry
 from ._resources import Resource, ResourceTemplate
 from ._settings import Settings
-from ._store.base import Store, open_store
+from ._store.base import Store
+from ._store.urls import open_store
 from ._tools import Tool, ToolOptions
 from ._transports.stdio import run_stdio
 

@@ -231,19 +231,3 @@ class MemoryStore(Store):
         current = self._get_streams.get(session_id)
         if current is not None and current[0] == holder:
             del self._get_streams[session_id]
-
-
-def open_store(url: str) -> Store:
-    """The store a URL names: ``memory``, or ``redis://HOST:PORT/DB`` (``rediss://``, ``unix://``)."""
-    if url in ("", "memory", "memory://"):
-        return MemoryStore()
-    if url.startswith(("redis://", "rediss://", "unix://")):
-        try:
-            from .redis import RedisStore  # noqa: PLC0415 (redis is an optional dependency)
-        except ImportError as exc:
-            raise ImportError(
-                f"store {url.rsplit('@', maxsplit=1)[-1]!r} needs the redis package: "
-                f"pip install 'toolkit-mcp[redis]' ({exc})"
-            ) from exc
-        return RedisStore(url)
-    raise ValueError(f"store: {url!r} is not a store URL; use redis://HOST:PORT/DB, or memory")
