@@ -96,6 +96,29 @@ def check_items_result(result: Json) -> None:
         raise ProtocolError(f"tools/call has no content blocks: {json.dumps(result)[:500]}")
 
 
+def expected_forecast(hours: int) -> list[Json]:
+    """What ``examples/weather.py``'s ``get_weather_forecast`` returns for ``hours``, as JSON."""
+    conditions = ["sunny", "partly cloudy", "cloudy"]
+    return [{"hour": f"{9 + i:02d}:00", "temp": 68.0 + 2 * i, "conditions": conditions[i % 3]} for i in range(hours)]
+
+
+def structured_check(expected: Any, tool: str) -> Callable[[Json], None]:
+    """A ``tools/call`` check like ``check_items_result``'s for another tool's ``expected`` result."""
+
+    def check(result: Json) -> None:
+        if result.get("isError"):
+            raise ProtocolError(f"tools/call {tool} returned isError: {json.dumps(result)[:500]}")
+        structured = result.get("structuredContent")
+        value = structured.get("result") if isinstance(structured, dict) else structured
+        if value != expected:
+            raise ProtocolError(f"tools/call {tool}: unexpected structuredContent {json.dumps(structured)[:500]}")
+        content = result.get("content")
+        if not isinstance(content, list) or not content:
+            raise ProtocolError(f"tools/call {tool} has no content blocks: {json.dumps(result)[:500]}")
+
+    return check
+
+
 def check_initialize_result(result: Json) -> None:
     for key in ("protocolVersion", "capabilities", "serverInfo"):
         if key not in result:
@@ -190,16 +213,18 @@ class HttpResponse:
         self.received_at = received_at
 
 
+ACCEPT_BOTH = "application/json, text/event-stream"  # what real clients send
+
+
 class HttpConnection:
     """One keep-alive HTTP/1.1 connection that POSTs JSON and reads JSON or SSE answers."""
 
-    def __init__(self, host: str, port: int, path: str) -> None:
+    def __init__(self, host: str, port: int, path: str, accept: str = ACCEPT_BOTH) -> None:
         self.host, self.port, self.path = host, port, path
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._fixed = (
-            f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
-            "Accept: application/json, text/event-stream\r\n"
+            f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\nAccept: {accept}\r\n"
         )
         self.reconnects = 0
 
@@ -332,15 +357,26 @@ class HttpTransport(_Transport):
     ``bearer``, when given, is called once per message (requests and notifications alike) for the
     access token to send as ``Authorization: Bearer <token>``: a constant for one reusable token,
     or a supply of fresh ones (``TokenSupply``) so that every request carries a token the server
-    has never seen.
+    has never seen. ``accept`` is the ``Accept`` header (default: JSON and SSE, as real clients
+    send). ``sse_responses`` counts the requests answered with an SSE stream rather than JSON, and
+    ``last_headers`` are the last response's headers (lower-cased names).
     """
 
-    def __init__(self, host: str, port: int, path: str = "/mcp", bearer: Callable[[], str] | None = None) -> None:
-        self.connection = HttpConnection(host, port, path)
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        path: str = "/mcp",
+        bearer: Callable[[], str] | None = None,
+        accept: str = ACCEPT_BOTH,
+    ) -> None:
+        self.connection = HttpConnection(host, port, path, accept)
         self.session_id: str | None = None
         self.protocol_header = ""
         self.modern = False
         self.bearer = bearer
+        self.sse_responses = 0
+        self.last_headers: dict[str, str] = {}
 
     def use_version(self, version: str) -> None:
         self.protocol_header = f"MCP-Protocol-Version: {version}\r\n"
@@ -363,6 +399,9 @@ class HttpTransport(_Transport):
             request.encode(request_id), self._headers(request, request.method), request_id, timeout
         )
         self.sent_at, self.received_at = response.sent_at, response.received_at
+        self.last_headers = response.headers
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            self.sse_responses += 1
         if request.method == "initialize" and "mcp-session-id" in response.headers:
             self.session_id = response.headers["mcp-session-id"]
         if response.status != 200:
@@ -411,7 +450,15 @@ class Session:
         self.last_latency = 0.0  # seconds, request written -> response bytes complete
         self._meta = MODERN_META if era == "modern" else None
         self._call_items = self.request_template("tools/call", {"name": "get_items", "arguments": {}})
+        self._call = self._call_items  # what call() sends, and how its result is checked
+        self._check_call: Callable[[Json], None] = check_items_result
         self._list_tools: dict[str | None, _Request] = {}
+
+    def use_tool(self, name: str, arguments: Json, check: Callable[[Json], None]) -> "Session":
+        """Make ``call()`` send ``tools/call`` of ``name`` with ``arguments`` (default: ``get_items``)."""
+        self._call = self.request_template("tools/call", {"name": name, "arguments": arguments})
+        self._check_call = check
+        return self
 
     def request_template(self, method: str, params: Json | None) -> _Request:
         if self._meta is not None:
@@ -447,6 +494,10 @@ class Session:
 
     async def call_items(self, timeout: float = 60.0) -> None:
         await self.request(self._call_items, check_items_result, timeout)
+
+    async def call(self, timeout: float = 60.0) -> None:
+        """The session's tool call: ``get_items`` unless ``use_tool`` chose another."""
+        await self.request(self._call, self._check_call, timeout)
 
     async def list_tools(self, expected: int | None = None, timeout: float = 120.0) -> float:
         """All pages of ``tools/list``, checked (count against ``expected``); returns their latency."""

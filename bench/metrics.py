@@ -15,6 +15,24 @@ CALL_MODES = {"stdio": "stdio", "http_seq": "HTTP sequential", "http_c16": "HTTP
 # The auth scenario's two batches: one reusable token on every call, or a new token on every call.
 AUTH_VARIANTS = {"same": "same token", "fresh": "fresh token"}
 AUTH_TARGET = Fraction(5, 4)  # authenticated / unauthenticated server CPU per call, HTTP sequential
+# The store scenario: examples/weather.py's forecast tool over HTTP, one sequential client, with
+# the memory store and with --store redis://; its batches, each an era and an Accept header.
+STORES = ("memory", "redis")
+STORE_VARIANTS = {
+    "legacy": "legacy, Accept JSON+SSE",  # what real clients send: with Redis, resumable SSE streams
+    "legacy_json": "legacy, Accept JSON only",  # the same session calls answered with plain JSON
+    "modern": "modern",
+}
+STORE_ERAS: dict[str, Era] = {"legacy": "legacy", "legacy_json": "legacy", "modern": "modern"}
+STORE_TARGET = Fraction(13, 10)  # redis / memory store: toolkit's server CPU per call
+# The scaleout scenario: 1 and 2 replicas (--store redis://) behind HAProxy, concurrent clients.
+REPLICA_COUNTS = (1, 2)
+SCALEOUT_CPU = {
+    "replica_cpu_us": "toolkit replicas summed",
+    "haproxy_cpu_us": "HAProxy",
+    "redis_cpu_us": "redis-server",
+    "client_cpu_us": "load generator (the bench driver)",
+}
 
 
 @dataclass(frozen=True)
@@ -82,6 +100,51 @@ def _catalogue() -> list[Metric]:
         Metric("rss.tools500_mib", "idle RSS, 500 tools", "MiB"),
         Metric("import_ms", "import time (fresh interpreter)", "ms"),
     ]
+    for variant, variant_label in STORE_VARIANTS.items():
+        where = f"HTTP sequential, {variant_label}"
+        for store in STORES:
+            prefix = f"store.{variant}.{store}"
+            metrics += [
+                Metric(f"{prefix}.cpu_us", f"forecast toolkit server CPU/call ({where}, {store} store)", "µs"),
+                Metric(f"{prefix}.p50_us", f"forecast p50 latency ({where}, {store} store)", "µs"),
+            ]
+        metrics += [
+            Metric(
+                f"store.{variant}.redis.redis_cpu_us",
+                f"forecast redis-server's own CPU/call, not toolkit's ({where}, redis store)",
+                "µs",
+            ),
+            Metric(
+                f"store.{variant}.cpu_ratio",
+                f"forecast toolkit server CPU/call, redis / memory store ({where})",
+                "x",
+                target=STORE_TARGET,
+                target_of="value",
+                ratio_of=(f"store.{variant}.redis.cpu_us", f"store.{variant}.memory.cpu_us"),
+            ),
+        ]
+    for era in ERAS:
+        for count in REPLICA_COUNTS:
+            prefix = f"scaleout.{era}.r{count}"
+            where = f"{count} replica{'s' if count > 1 else ''}, {era}"
+            metrics.append(Metric(f"{prefix}.calls_per_s", f"forecast calls/s via HAProxy ({where})", "1/s", "higher"))
+            for metric, whose in SCALEOUT_CPU.items():
+                metrics.append(Metric(f"{prefix}.{metric}", f"scale-out CPU/call, {whose} ({where})", "µs"))
+            metrics.append(
+                Metric(f"{prefix}.busy_pct", f"scale-out CPU busy, those four, % of all cores ({where})", "%")
+            )
+        metrics.append(
+            Metric(
+                f"scaleout.{era}.scaling",
+                f"calls/s, {REPLICA_COUNTS[-1]} replicas / {REPLICA_COUNTS[0]} replica ({era})",
+                "x",
+                "higher",
+                ratio_of=(
+                    f"scaleout.{era}.r{REPLICA_COUNTS[-1]}.calls_per_s",
+                    f"scaleout.{era}.r{REPLICA_COUNTS[0]}.calls_per_s",
+                ),
+            )
+        )
     return metrics
 
 

@@ -10,7 +10,18 @@ from dataclasses import asdict
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from bench.metrics import ANCHORS, AUTH_TARGET, AUTH_VARIANTS, ERAS, METRICS, METRICS_BY_KEY, Collector
+from bench.metrics import (
+    ANCHORS,
+    AUTH_TARGET,
+    AUTH_VARIANTS,
+    ERAS,
+    METRICS,
+    METRICS_BY_KEY,
+    REPLICA_COUNTS,
+    STORE_TARGET,
+    STORE_VARIANTS,
+    Collector,
+)
 
 if TYPE_CHECKING:
     from bench.baseline import Baseline
@@ -102,7 +113,7 @@ def build(
 
 
 def _value(value: float, unit: str) -> str:
-    if unit in ("µs", "1/s"):
+    if unit in ("µs", "1/s", "%"):
         return f"{value:,.0f}"
     if unit == "x":
         return f"{value:.3f}"
@@ -210,6 +221,8 @@ def table(results: dict[str, Any]) -> str:
     if notes:
         out += ["", "n/a (unsupported):", *notes]
     out += _auth_verdict(results)
+    out += _store_verdict(results)
+    out += _scaleout_note(results)
     return "\n".join(out)
 
 
@@ -238,3 +251,61 @@ def _auth_verdict(results: dict[str, Any]) -> list[str]:
 
 def _fraction(target: Fraction) -> str:
     return f"{target.numerator}/{target.denominator}"
+
+
+def _store_verdict(results: dict[str, Any]) -> list[str]:
+    """The store target, spelled out per variant, with how the calls were answered (JSON or SSE)."""
+    metrics = results["metrics"]
+    if not any(key.startswith("store.") for key in metrics):
+        return []
+    lines = [
+        "",
+        f"store target: toolkit's server CPU per call with --store redis:// ≤ {float(STORE_TARGET):g}x with the "
+        "memory store (examples/weather.py get_weather_forecast, HTTP sequential, one session / client); "
+        "redis-server's own CPU is its own row, not in the ratio",
+    ]
+    for variant, label in STORE_VARIANTS.items():
+        summary = metrics.get(f"store.{variant}.cpu_ratio")
+        toolkit = summary["median"].get("toolkit") if summary is not None else None
+        if toolkit is None:
+            lines.append(f"  {label}: - (no toolkit figure for both stores)")
+            continue
+        verdict = "meets the target" if summary["target_met"] else "MISSES the target"
+        answers = []
+        for store in ("memory", "redis"):
+            cell = metrics.get(f"store.{variant}.{store}.cpu_us", {}).get("frameworks", {}).get("toolkit") or {}
+            raw = [r for r in cell.get("raw", []) if isinstance(r, dict) and "sse_responses" in r]
+            if raw:
+                sse, total = sum(r["sse_responses"] for r in raw), sum(r["answered"] for r in raw)
+                answers.append(f"{store} store: {sse}/{total} answered as SSE streams")
+        lines.append(f"  {label}: {toolkit:.3f}x ({verdict}); " + ", ".join(answers))
+    return lines
+
+
+def _scaleout_note(results: dict[str, Any]) -> list[str]:
+    """The scaling factor per era, and what it ran on: no target, the machine is the limit."""
+    metrics = results["metrics"]
+    if not any(key.startswith("scaleout.") for key in metrics):
+        return []
+    m, s = results["machine"], results["settings"]
+    lines = [
+        "",
+        f"scale-out: {s['concurrency']} concurrent clients through HAProxy (round-robin, no stickiness) to "
+        f"toolkit replicas with --store redis://, {s['scaleout_seconds']:g} s measured per replica count, era and "
+        f"round; this machine has {m['cores_usable']} usable cores shared by the load generator, HAProxy, "
+        "Redis and the replicas, so the scaling factor is what this machine allows (no target)",
+    ]
+    low, high = REPLICA_COUNTS[0], REPLICA_COUNTS[-1]
+    for era in ERAS:
+        figures = [metrics.get(f"scaleout.{era}.r{count}.calls_per_s") for count in (low, high)]
+        scaling = metrics.get(f"scaleout.{era}.scaling")
+        values = [f["median"].get("toolkit") if f is not None else None for f in figures]
+        factor = scaling["median"].get("toolkit") if scaling is not None else None
+        if None in values or factor is None:
+            lines.append(f"  {era}: - (incomplete)")
+            continue
+        lines.append(
+            f"  {era}: {low} replica {values[0]:,.0f} calls/s, {high} replicas {values[1]:,.0f} calls/s: "
+            f"{factor:.2f}x (median of per-round ratios)"
+        )
+    return lines

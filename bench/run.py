@@ -16,11 +16,13 @@ import asyncio
 import json
 import math
 import os
+import secrets
 import signal
 import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,15 +30,40 @@ from typing import Any
 
 from bench import procs, report
 from bench.baseline import ALIASES, Baseline, BaselineError, compile_sources, prepare
-from bench.driver import Era, HttpTransport, Session, StdioTransport, TokenSupply, Unsupported
+from bench.cluster import SERVED_BY, Balancer, RedisServer
+from bench.driver import (
+    ACCEPT_BOTH,
+    Era,
+    HttpTransport,
+    Session,
+    StdioTransport,
+    TokenSupply,
+    Unsupported,
+    expected_forecast,
+    structured_check,
+)
 from bench.jwks import JwksServer
-from bench.metrics import AUTH_VARIANTS, ERAS, FRAMEWORKS, Collector
+from bench.metrics import (
+    AUTH_VARIANTS,
+    ERAS,
+    FRAMEWORKS,
+    REPLICA_COUNTS,
+    SCALEOUT_CPU,
+    STORE_ERAS,
+    STORE_VARIANTS,
+    STORES,
+    Collector,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ROOT / "bench" / "servers"
 RESULTS = ROOT / "bench" / "results"
 ANCHORS_PYTHON = ROOT / ".bench" / "anchors-venv" / "bin" / "python"
 TOOLKIT_PYTHON = ROOT / ".venv" / "bin" / "python"
+WEATHER = ROOT / "examples" / "weather.py"  # the store and scaleout scenarios' app
+FORECAST_HOURS = 24
+# Its forecast tool, with the arguments of bench/load.py's mix.
+FORECAST = ("get_weather_forecast", {"city": "Oslo", "hours": FORECAST_HOURS})
 
 IMPORTS = {
     "toolkit": "from toolkit import Server",
@@ -44,9 +71,12 @@ IMPORTS = {
     "fastmcp": "from fastmcp import FastMCP",
 }
 DISTRIBUTIONS = {"toolkit": "toolkit", "mcp": "mcp", "fastmcp": "fastmcp"}
-SCENARIO_GROUPS = ("import", "register", "calls", "auth", "list500", "rss")
+SCENARIO_GROUPS = ("import", "register", "calls", "auth", "list500", "rss", "store", "scaleout")
+# Run when --scenarios is not given; store and scaleout (redis-server, HAProxy) only when asked.
+DEFAULT_GROUPS = ("import", "register", "calls", "auth", "list500", "rss")
 BATCH_METRICS = ("cpu_us", "calls_per_s", "p50_us", "p99_us")
 AUTH_METRICS = ("cpu_us", "p50_us")  # the auth batches' figures (cpu_ratio is derived after the run)
+STORE_METRICS = ("cpu_us", "p50_us")  # the store batches' figures (cpu_ratio is derived after the run)
 
 
 @dataclass
@@ -86,6 +116,8 @@ class Settings:
     batch_timeout: float  # seconds one measured batch may take
     start_timeout: float  # seconds a server may take to answer its first request
     idle_settle: float  # seconds to wait before reading idle RSS
+    scaleout_seconds: float  # scaleout: measured seconds per replica count, era and round
+    scaleout_warmup: float  # scaleout: unmeasured seconds of the same load before that
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "Settings":
@@ -100,12 +132,15 @@ class Settings:
             batch_timeout=120.0 if quick else 300.0,
             start_timeout=60.0,
             idle_settle=0.2,
+            scaleout_seconds=args.scaleout_seconds or (1.0 if quick else 10.0),
+            scaleout_warmup=0.3 if quick else 2.0,
         )
 
 
 def server_env() -> dict[str, str]:
     env = dict(os.environ)
-    for name in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP"):
+    # TOOLKIT_STORE too: a server without --store must use the memory store, whatever the shell says.
+    for name in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "TOOLKIT_STORE"):
         env.pop(name, None)
     env["FASTMCP_CHECK_FOR_UPDATES"] = "off"  # never let a server reach the network
     return env
@@ -129,6 +164,7 @@ class Bench:
         self.envs = {fw.name: fw.environ(base_env) for fw in frameworks}
         self.round = 0
         self._auth_support: dict[str, str | None] = {}  # framework -> why auth cannot run there
+        self._store_support: dict[str, str | None] = {}  # framework -> why store/scaleout cannot run
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -148,11 +184,18 @@ class Bench:
         calls: int,
         warmup: int,
         metrics: tuple[str, ...] = BATCH_METRICS,
-    ) -> None:
-        """Warm up, then ``calls`` tools/call of get_items spread over ``sessions`` (one worker each).
+        also: dict[str, int] | None = None,
+        raw: dict[str, Any] | None = None,
+    ) -> dict[str, float]:
+        """Warm up, then ``calls`` tools/call spread over ``sessions`` (one worker each): get_items,
+        or the tool a session was given with ``Session.use_tool``.
 
         ``metrics`` are the figures recorded under ``prefix`` (of cpu_us, calls_per_s, p50_us, p99_us).
+        The CPU time of the processes in ``also`` (name -> pid) is read at the same moments as the
+        server's; their CPU seconds over the batch are returned by name. ``raw``, when given, is the
+        cpu_us sample's raw record (CPU seconds and count are added to it; the caller may add more).
         """
+        also = also or {}
         async with asyncio.timeout(self.s.batch_timeout):
             await asyncio.gather(*(_calls(s, max(1, warmup // len(sessions))) for s in sessions))
             latencies: list[float] = []
@@ -161,22 +204,25 @@ class Bench:
             async def worker(session: Session) -> None:
                 while remaining[0] > 0:
                     remaining[0] -= 1
-                    await session.call_items()
+                    await session.call()
                     latencies.append(session.last_latency * 1e6)
 
+            also0 = {name: procs.cpu_seconds(other) for name, other in also.items()}
             cpu0, wall0 = procs.cpu_seconds(pid), time.perf_counter()
             await asyncio.gather(*(worker(s) for s in sessions))
             wall, cpu1 = time.perf_counter() - wall0, procs.cpu_seconds(pid)
+            also1 = {name: procs.cpu_seconds(other) for name, other in also.items()}
         latencies.sort()
         figures = {
-            "cpu_us": ((cpu1 - cpu0) / calls * 1e6, {"cpu_s": cpu1 - cpu0, "calls": calls}),
+            "cpu_us": ((cpu1 - cpu0) / calls * 1e6, _merge(raw, {"cpu_s": cpu1 - cpu0, "calls": calls})),
             "calls_per_s": (calls / wall, None),
             "p50_us": (percentile(latencies, 0.50), [round(v, 1) for v in latencies]),
             "p99_us": (percentile(latencies, 0.99), None),
         }
         for metric in metrics:
-            value, raw = figures[metric]
-            self.collector.add(f"{prefix}.{metric}", fw.name, value, raw)
+            value, detail = figures[metric]
+            self.collector.add(f"{prefix}.{metric}", fw.name, value, detail)
+        return {name: also1[name] - also0[name] for name in also}
 
     async def _guard(
         self, fw: Framework, keys: list[str], body: Callable[[], Awaitable[None]], era: Era | None = None
@@ -367,6 +413,240 @@ class Bench:
                 if process is not None:
                     await procs.stop(process)
 
+    async def _store_unsupported(self, fw: Framework) -> str | None:
+        """Why the store and scaleout scenarios cannot run for ``fw``, or ``None`` when they can."""
+        if fw.name not in self._store_support:
+            reason = None
+            if fw.kind != "toolkit":
+                reason = "not measured: the store and scaleout scenarios measure toolkit's own store"
+            else:
+                code = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('toolkit.stores') else 3)"
+                try:
+                    await _run([str(fw.python), "-c", code], self.envs[fw.name], 120.0)
+                except RuntimeError as exc:
+                    reason = f"{fw.name} has no toolkit.stores (it predates --store)"
+                    if "exited 3" not in str(exc):
+                        reason = f"could not look for toolkit.stores in {fw.name}: {str(exc)[-200:]}"
+            self._store_support[fw.name] = reason
+        return self._store_support[fw.name]
+
+    def _toolkit_run(self, fw: Framework, port: int, store_url: str | None) -> list[str]:
+        """``toolkit run examples/weather.py --transport http`` (as ``python -m toolkit``, so the
+        baseline column's PYTHONPATH picks its package), with ``--store`` when given."""
+        argv = [str(fw.python), "-m", "toolkit", "run", str(WEATHER), "--transport", "http"]
+        argv += ["--host", "127.0.0.1", "--port", str(port)]
+        return argv + (["--store", store_url] if store_url is not None else [])
+
+    @staticmethod
+    def _forecast_session(port: int, era: Era, accept: str = ACCEPT_BOTH) -> Session:
+        name, arguments = FORECAST
+        check = structured_check(expected_forecast(FORECAST_HOURS), name)
+        return Session(HttpTransport("127.0.0.1", port, accept=accept), era).use_tool(name, arguments, check)
+
+    async def store_calls(self, fw: Framework) -> None:
+        """examples/weather.py's forecast tool, HTTP sequential, with the memory store and with
+        ``--store redis://`` (a redis-server of its own per round); per store one server process,
+        three batches: legacy with Accept JSON+SSE, legacy with Accept JSON only, modern."""
+        keys_by = {
+            (store, variant): [f"store.{variant}.{store}.{m}" for m in STORE_METRICS]
+            + ([f"store.{variant}.redis.redis_cpu_us"] if store == "redis" else [])
+            for store in STORES
+            for variant in STORE_VARIANTS
+        }
+        every_key = [key for keys in keys_by.values() for key in keys]
+        reason = await self._store_unsupported(fw)
+        if reason is not None:
+            self.collector.unsupported(every_key, fw.name, reason)
+            if fw.kind == "toolkit":
+                print(f"    {fw.name}: store unsupported ({reason})", flush=True)
+            return
+        redis = RedisServer(self._log(fw, "store-redis"))
+        try:
+            await self._guard(fw, every_key, redis.start)
+            if redis.process is None or redis.process.returncode is not None:
+                return
+            # Alternate which store goes first, so a drift within a round does not favour one.
+            order = STORES if self.round % 2 else STORES[::-1]
+            for store in order:
+                await self._store_server(fw, store, redis, keys_by)
+        finally:
+            await redis.stop()
+
+    async def _store_server(
+        self, fw: Framework, store: str, redis: RedisServer, keys_by: dict[tuple[str, str], list[str]]
+    ) -> None:
+        port = procs.free_port()
+        argv = self._toolkit_run(fw, port, redis.url if store == "redis" else None)
+        process = None
+
+        async def start() -> None:
+            nonlocal process
+            process, _ = await procs.start(argv, self.envs[fw.name], self._log(fw, f"store-{store}"), stdio=False)
+            await procs.wait_for_port(process, port, self.s.start_timeout)
+
+        try:
+            await self._guard(fw, [k for (s, _), keys in keys_by.items() if s == store for k in keys], start)
+            if process is None or process.returncode is not None:
+                return
+            for variant in STORE_VARIANTS:
+
+                async def body(variant: str = variant) -> None:
+                    assert process is not None
+                    accept = "application/json" if variant == "legacy_json" else ACCEPT_BOTH
+                    session = self._forecast_session(port, STORE_ERAS[variant], accept)
+                    transport = session.transport
+                    assert isinstance(transport, HttpTransport)
+                    try:
+                        await session.open(self.s.start_timeout)
+                        before = transport.sse_responses
+                        # How the calls were answered (JSON or SSE), counted over warm-up and batch.
+                        answered: dict[str, Any] = {"accept": accept, "answered": self.s.calls + self.s.warmup}
+                        prefix = f"store.{variant}.{store}"
+                        also = {"redis": redis.pid} if store == "redis" else {}
+                        used = await self._batch(
+                            fw,
+                            prefix,
+                            process.pid,
+                            [session],
+                            self.s.calls,
+                            self.s.warmup,
+                            STORE_METRICS,
+                            also,
+                            answered,
+                        )
+                        answered["sse_responses"] = transport.sse_responses - before  # raw of the cpu_us sample
+                        if store == "redis":
+                            self.collector.add(
+                                f"{prefix}.redis_cpu_us",
+                                fw.name,
+                                used["redis"] / self.s.calls * 1e6,
+                                {"cpu_s": used["redis"], "calls": self.s.calls},
+                            )
+                    finally:
+                        await transport.close()
+
+                await self._guard(fw, keys_by[(store, variant)], body, STORE_ERAS[variant])
+        finally:
+            if process is not None:
+                await procs.stop(process)
+
+    async def scaleout(self, fw: Framework) -> None:
+        """Calls/s through HAProxy (round-robin) over 1 and 2 ``toolkit run --store redis://``
+        replicas, ``concurrency`` clients for a fixed time, in each era."""
+        keys_by = {
+            count: {
+                era: [f"scaleout.{era}.r{count}.{m}" for m in ("calls_per_s", *SCALEOUT_CPU, "busy_pct")]
+                for era in ERAS
+            }
+            for count in REPLICA_COUNTS
+        }
+        every_key = [key for by_era in keys_by.values() for keys in by_era.values() for key in keys]
+        reason = await self._store_unsupported(fw)
+        if reason is not None:
+            self.collector.unsupported(every_key, fw.name, reason)
+            if fw.kind == "toolkit":
+                print(f"    {fw.name}: scaleout unsupported ({reason})", flush=True)
+            return
+        order = REPLICA_COUNTS if self.round % 2 else REPLICA_COUNTS[::-1]
+        for count in order:
+            await self._scaleout_cluster(fw, count, keys_by[count])
+
+    async def _scaleout_cluster(self, fw: Framework, count: int, keys_by_era: dict[Era, list[str]]) -> None:
+        """A fresh redis-server, ``count`` replicas and HAProxy; a timed run in each era; all stopped."""
+        redis = RedisServer(self._log(fw, f"scaleout{count}-redis"))
+        replicas: dict[str, tuple[asyncio.subprocess.Process, int]] = {}
+        balancer: Balancer | None = None
+        # One secret for every replica, as a deployment would configure (tests/support/cluster.py).
+        env = {**self.envs[fw.name], "TOOLKIT_STATE_SECRET": secrets.token_urlsafe(32)}
+
+        async def start() -> None:
+            nonlocal balancer
+            await redis.start()
+            for index in range(count):
+                name, port = f"r{index}", procs.free_port()
+                log = self._log(fw, f"scaleout{count}-replica{index}")
+                process, _ = await procs.start(self._toolkit_run(fw, port, redis.url), env, log, stdio=False)
+                replicas[name] = (process, port)
+            for process, port in replicas.values():
+                await procs.wait_for_port(process, port, self.s.start_timeout)
+            balancer = Balancer(
+                [(name, port) for name, (_, port) in replicas.items()], self._log(fw, f"scaleout{count}-haproxy")
+            )
+            await balancer.start()
+
+        try:
+            await self._guard(fw, keys_by_era["legacy"] + keys_by_era["modern"], start)
+            if balancer is None or balancer.process is None:
+                return
+            for era in ERAS:
+
+                async def body(era: Era = era) -> None:
+                    assert balancer is not None
+                    pids = {
+                        "replica_cpu_us": [process.pid for process, _ in replicas.values()],
+                        "haproxy_cpu_us": [balancer.pid],
+                        "redis_cpu_us": [redis.pid],
+                        "client_cpu_us": [os.getpid()],
+                    }
+                    await self._timed(fw, f"scaleout.{era}.r{count}", balancer.port, era, pids, list(replicas))
+
+                await self._guard(fw, keys_by_era[era], body, era)
+        finally:
+            try:
+                if balancer is not None:
+                    await balancer.stop()
+            finally:
+                for process, _ in replicas.values():
+                    await procs.stop(process)
+                await redis.stop()
+
+    async def _timed(
+        self, fw: Framework, prefix: str, port: int, era: Era, pids: dict[str, list[int]], names: list[str]
+    ) -> None:
+        """``concurrency`` sessions (each its own connection; legacy: its own session) call the
+        forecast tool back to back: ``scaleout_warmup`` seconds unmeasured, then the measured
+        ``scaleout_seconds``; calls/s, and CPU per call of each group of ``pids``."""
+        sessions = [self._forecast_session(port, era) for _ in range(self.s.concurrency)]
+        served: Counter[str] = Counter()
+        done = [0]
+
+        async def worker(session: Session, until: float, count: bool) -> None:
+            transport = session.transport
+            assert isinstance(transport, HttpTransport)
+            while time.perf_counter() < until:
+                await session.call()
+                if count:
+                    done[0] += 1
+                    served[transport.last_headers.get(SERVED_BY.lower(), "?")] += 1
+
+        def cpu() -> dict[str, float]:
+            return {name: sum(procs.cpu_seconds(pid) for pid in group) for name, group in pids.items()}
+
+        try:
+            async with asyncio.timeout(self.s.batch_timeout):
+                for session in sessions:
+                    await session.open(self.s.start_timeout)
+                until = time.perf_counter() + self.s.scaleout_warmup
+                await asyncio.gather(*(worker(s, until, False) for s in sessions))
+                cpu0, wall0 = cpu(), time.perf_counter()
+                until = wall0 + self.s.scaleout_seconds
+                await asyncio.gather(*(worker(s, until, True) for s in sessions))
+                wall, cpu1 = time.perf_counter() - wall0, cpu()
+        finally:
+            for session in sessions:
+                await session.transport.close()
+        calls = done[0]
+        idle = [name for name in names if not served[name]]
+        if idle or set(served) - set(names):
+            raise RuntimeError(f"the balancer's answers were not spread over {names}: {dict(served)}")
+        used = {name: cpu1[name] - cpu0[name] for name in pids}
+        cores = len(os.sched_getaffinity(0))
+        raw = {"calls": calls, "wall_s": wall, "served_by": dict(served), "cpu_s": used, "cores": cores}
+        self.collector.add(f"{prefix}.calls_per_s", fw.name, calls / wall, raw)
+        for name, seconds in used.items():
+            self.collector.add(f"{prefix}.{name}", fw.name, seconds / calls * 1e6)
+        self.collector.add(f"{prefix}.busy_pct", fw.name, sum(used.values()) / (wall * cores) * 100)
+
     async def list500(self, fw: Framework, era: Era) -> None:
         keys = [f"list500.{era}.first_ms", f"list500.{era}.steady_ms", f"list500.{era}.steady_cpu_ms"]
         if era == "legacy":
@@ -423,6 +703,8 @@ class Bench:
             ("list500", "tools/list 500, legacy (+ RSS)", lambda fw: self.list500(fw, "legacy")),
             ("list500", "tools/list 500, modern", lambda fw: self.list500(fw, "modern")),
             ("rss", "idle RSS, 0 tools", self.rss_empty),
+            ("store", "forecast over HTTP, memory vs redis store, both eras", self.store_calls),
+            ("scaleout", "forecast via HAProxy, 1 vs 2 replicas, both eras", self.scaleout),
         ]
         return [entry for entry in every if entry[0] in selected]
 
@@ -438,9 +720,16 @@ class Bench:
                 print(f"  {description}: {time.perf_counter() - started:.1f}s", flush=True)
 
 
+def _merge(into: dict[str, Any] | None, figures: dict[str, Any]) -> dict[str, Any]:
+    if into is None:
+        return figures
+    into.update(figures)
+    return into
+
+
 async def _calls(session: Session, count: int) -> None:
     for _ in range(count):
-        await session.call_items()
+        await session.call()
 
 
 async def _run(argv: list[str], env: dict[str, str], timeout: float) -> str:
@@ -515,9 +804,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument(
         "--scenarios",
-        default=",".join(SCENARIO_GROUPS),
-        help=f"comma-separated scenario groups: {','.join(SCENARIO_GROUPS)} (default: all); auth's ratio "
-        "to the unauthenticated server CPU/call needs calls in the same run",
+        default=",".join(DEFAULT_GROUPS),
+        help=f"comma-separated scenario groups: {','.join(SCENARIO_GROUPS)} (default: {','.join(DEFAULT_GROUPS)}); "
+        "auth's ratio to the unauthenticated server CPU/call needs calls in the same run; store and scaleout "
+        "start redis-server (and HAProxy) and measure toolkit only: add --only toolkit",
+    )
+    parser.add_argument(
+        "--scaleout-seconds",
+        type=float,
+        help="scaleout: measured seconds per replica count, era and round (default 10, --quick 1)",
     )
     parser.add_argument("--out", type=Path, default=RESULTS, help="results directory (default bench/results)")
     return parser.parse_args(argv)

@@ -4,7 +4,8 @@ A smoke run for correctness only: every request of every scenario must get the r
 (the driver checks each one, and exits 1 otherwise) and every metric must get a value. No
 timing is asserted here; performance is read from a full ``scripts/bench`` run, side by side
 with the anchors (docs/performance.md). The same holds for a before/after run against the
-repository's own ``HEAD`` (``--baseline HEAD --only toolkit,base``).
+repository's own ``HEAD`` (``--baseline HEAD --only toolkit,base``), and for the ``store`` and
+``scaleout`` scenarios, which start a real redis-server and a real HAProxy.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 from tests.support.processes import REPO
+from tests.support.redis_rig import require
 
 
 def _bench(*arguments: str, timeout: float) -> subprocess.CompletedProcess[str]:
@@ -89,3 +91,43 @@ def test_the_benchmark_compares_toolkit_with_a_baseline_commit(tmp_path: Path) -
     assert f"toolkit/{column}" in header, "the table has the ratio column"
     for metric in results["metrics"].values():
         assert metric["label"] in run.stdout, "every metric is a row of the printed table"
+
+
+def test_the_store_and_scaleout_scenarios_run_clean_in_quick_mode(tmp_path: Path) -> None:
+    require("redis-server")
+    require("haproxy")
+    run = _bench("--quick", "--only", "toolkit", "--scenarios", "store,scaleout", "--out", str(tmp_path), timeout=150)
+    results = json.loads((tmp_path / "latest.json").read_text())
+    assert results["errors"] == []
+    metrics = results["metrics"]
+    assert all(key.startswith(("store.", "scaleout.")) for key in metrics), "only the scenarios asked for"
+    for metric in metrics.values():
+        assert isinstance(metric["median"].get("toolkit"), int | float), metric["label"]
+        assert metric["label"] in run.stdout, "every metric is a row of the printed table"
+    for variant in ("legacy", "legacy_json", "modern"):
+        for store in ("memory", "redis"):
+            assert metrics[f"store.{variant}.{store}.cpu_us"]["median"]["toolkit"] > 0
+        assert f"store.{variant}.redis.redis_cpu_us" in metrics  # may be ~0 (modern calls leave Redis alone)
+        ratio = metrics[f"store.{variant}.cpu_ratio"]
+        assert ratio["ratio_of"] == [f"store.{variant}.redis.cpu_us", f"store.{variant}.memory.cpu_us"]
+        assert ratio["target_met"] in (True, False)
+
+    def sse(variant: str, store: str) -> tuple[int, int]:
+        (raw,) = metrics[f"store.{variant}.{store}.cpu_us"]["frameworks"]["toolkit"]["raw"]
+        return raw["sse_responses"], raw["answered"]
+
+    # What each row says it measures: with Redis, a legacy client accepting SSE gets resumable
+    # streams; the memory store and a JSON-only client get plain JSON.
+    answered = sse("legacy", "redis")[1]
+    assert sse("legacy", "redis") == (answered, answered)
+    assert sse("legacy", "memory")[0] == 0
+    assert sse("legacy_json", "redis")[0] == 0
+    assert "store target:" in run.stdout
+    for era in ("legacy", "modern"):
+        for count in (1, 2):
+            figure = metrics[f"scaleout.{era}.r{count}.calls_per_s"]["frameworks"]["toolkit"]
+            assert figure["samples"][0] > 0
+            # Every replica answered some of the calls through the balancer (X-Served-By).
+            assert sorted(figure["raw"][0]["served_by"]) == [f"r{index}" for index in range(count)]
+        assert metrics[f"scaleout.{era}.scaling"]["median"]["toolkit"] > 0
+    assert "scale-out:" in run.stdout
