@@ -41,7 +41,8 @@ class EventStore:
 
     Streams are forgotten ``ttl_seconds`` after their last event, and at most
     ``max_streams`` are kept, oldest dropped first. A store of your own implements ``open``,
-    ``append``, ``finish``, ``owner`` and ``follow``.
+    ``append``, ``finish``, ``owner`` and ``follow``; ``owner`` must answer ``None`` for an
+    event id it never issued (clients send them in ``Last-Event-ID``).
     """
 
     def __init__(self, *, max_streams: int = 1000, max_events_per_stream: int = 1000, ttl_seconds: float = 300.0):
@@ -87,11 +88,13 @@ class EventStore:
         stream.changed = asyncio.Event()
         return event_id
 
-    async def finish(self, stream_id: str) -> None:
-        """The stream's last event (the response) has been stored."""
+    async def finish(self, stream_id: str, data: bytes | None = None) -> str | None:
+        """Store the stream's last event (the response; ``None`` when there is none) and end it; its id."""
+        event_id = await self.append(stream_id, data) if data is not None else None
         stream = self._stream(stream_id)
         stream.finished = True
         stream.changed.set()
+        return event_id
 
     @staticmethod
     def stream_of(event_id: str) -> str | None:

@@ -14,6 +14,7 @@ notification), the liveness of each replica, and the secret that seals ``request
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import secrets
 import time
@@ -172,7 +173,7 @@ class MemoryStore(Store):
             self._purge()
             if len(self._sessions) >= limit:
                 return False
-        self._sessions[record.id] = _Held(record, time.monotonic() + ttl)
+        self._sessions[record.id] = _Held(_copy(record), time.monotonic() + ttl)
         return True
 
     async def load_session(self, session_id: str, *, ttl: float) -> SessionRecord | None:
@@ -180,7 +181,7 @@ class MemoryStore(Store):
         if held is None:
             return None
         held.expires = time.monotonic() + ttl
-        return held.record
+        return _copy(held.record)
 
     async def touch_session(self, session_id: str, *, ttl: float) -> bool:
         # A busy session is kept even if its idle time ran out since the last touch (shorter
@@ -192,12 +193,13 @@ class MemoryStore(Store):
         return True
 
     async def update_session(self, session_id: str, **changes: Any) -> bool:
+        unknown = [name for name in changes if name not in ("log_level", "initialized")]
+        if unknown or not changes:
+            raise ValueError(f"update_session: give log_level= or initialized=, not {unknown}")
         held = self._live(session_id)
         if held is None:
             return False
         for name, value in changes.items():
-            if name not in ("log_level", "initialized"):
-                raise ValueError(f"update_session: {name!r} cannot change after initialize")
             setattr(held.record, name, value)
         return True
 
@@ -213,7 +215,9 @@ class MemoryStore(Store):
 
     async def end_session(self, session_id: str) -> bool:
         self._get_streams.pop(session_id, None)
-        return self._sessions.pop(session_id, None) is not None
+        ended = self._live(session_id) is not None
+        self._sessions.pop(session_id, None)
+        return ended
 
     async def session_count(self) -> int:
         self._purge()
@@ -231,3 +235,8 @@ class MemoryStore(Store):
         current = self._get_streams.get(session_id)
         if current is not None and current[0] == holder:
             del self._get_streams[session_id]
+
+
+def _copy(record: SessionRecord) -> SessionRecord:
+    """What a store hands out is the caller's to change; what it keeps changes only through its methods."""
+    return dataclasses.replace(record, subscriptions=set(record.subscriptions))

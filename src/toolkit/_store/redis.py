@@ -24,14 +24,15 @@ import contextlib
 import json
 import logging
 import secrets
-import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .._errors import INTERNAL_ERROR, StoreUnavailable
@@ -64,14 +65,43 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
 return 1
 """
-_ADD = """
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-redis.call('HSET', KEYS[2], unpack(ARGV, 6))
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[5])
+# The sessions set is scored with Redis's clock (milliseconds), never a replica's.
+_NOW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+"""
+_ADD = (
+    _NOW
+    + """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[2], unpack(ARGV, 4))
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
 return 1
 """
+)
+# Load (or only touch) a session and push back its expiry; a session whose hash has expired
+# leaves the set too, so it never holds a place under the limit again.
+_LOAD = (
+    _NOW
+    + """
+if redis.call('PEXPIRE', KEYS[2], ARGV[1]) == 0 then
+  redis.call('ZREM', KEYS[1], ARGV[2])
+  return false
+end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[2])
+if ARGV[3] == '1' then return redis.call('HGETALL', KEYS[2]) end
+return 1
+"""
+)
+_COUNT = (
+    _NOW
+    + """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZCARD', KEYS[1])
+"""
+)
 _CLAIM = """
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then return 0 end
@@ -82,6 +112,25 @@ _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
 """
+
+
+def _client(url: str, timeout: float, max_connections: int) -> Any:
+    """A redis-py client whose pool waits (up to ``timeout``) for a free connection instead of failing.
+
+    A connection found closed (Redis restarted while it sat in the pool) is retried once on a
+    fresh one. Typed loosely: replies are bytes here (no decode_responses); the stubs say
+    "bytes | str".
+    """
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url,
+        max_connections=max_connections,
+        timeout=timeout,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        retry=Retry(NoBackoff(), 1),
+        retry_on_error=[RedisConnectionError],
+    )
+    return aioredis.Redis.from_pool(pool)  # closing the client closes its pool
 
 
 def redacted(url: str) -> str:
@@ -102,6 +151,8 @@ class RedisStore(Store):
     gives up after ``timeout`` seconds (the request then gets HTTP 503). Resumable SSE
     streams are kept on Redis Streams (``resumable=False`` turns them off), at most
     ``max_events_per_stream`` events each, for ``event_ttl_seconds`` after the last one.
+    At most ``max_connections`` connections serve requests (more wait for one, up to
+    ``timeout``) and ``max_followers`` clients may follow resumed streams at once.
     """
 
     shared = True
@@ -115,6 +166,8 @@ class RedisStore(Store):
         resumable: bool = True,
         max_events_per_stream: int = 1000,
         event_ttl_seconds: float = 300.0,
+        max_connections: int = 100,
+        max_followers: int = 1000,
     ) -> None:
         super().__init__()
         if not url.startswith(("redis://", "rediss://", "unix://")):
@@ -123,17 +176,22 @@ class RedisStore(Store):
         self.prefix = prefix
         self.timeout = timeout
         self.request_id_base = secrets.randbits(30) << 22
-        # Typed loosely: redis-py's replies are bytes here (no decode_responses), its stubs say "bytes | str".
-        self.client: Any = aioredis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        self.client = _client(url, timeout, max_connections)
+        # Resumed streams wait on Redis (XREAD BLOCK) on connections of their own, so that many
+        # of them never starve the requests.
+        self.blocking = _client(url, timeout + FOLLOW_BLOCK_MS / 1000, max_followers)
         self._events = (
             RedisEventStore(self, max_events_per_stream=max_events_per_stream, ttl_seconds=event_ttl_seconds)
             if resumable
             else None
         )
         self._tasks: list[asyncio.Task[None]] = []
+        self._secret: bytes | None = None
         self._update = self.client.register_script(_UPDATE)
         self._unsubscribe = self.client.register_script(_UNSUBSCRIBE)
         self._add = self.client.register_script(_ADD)
+        self._load = self.client.register_script(_LOAD)
+        self._count = self.client.register_script(_COUNT)
         self._claim = self.client.register_script(_CLAIM)
         self._release = self.client.register_script(_RELEASE)
 
@@ -166,19 +224,27 @@ class RedisStore(Store):
         if on_message is not None:
             ready = loop.create_future()
             self._tasks.append(loop.create_task(self._listen(ready)))
-            await asyncio.wait_for(ready, self.timeout)
+            try:
+                await asyncio.wait_for(ready, self.timeout)
+            except TimeoutError:
+                await self._stop_tasks()
+                raise StoreUnavailable(f"cannot subscribe to the bus of {self.describe}") from None
 
     async def close(self) -> None:
         await super().close()
+        await self._stop_tasks()
+        with contextlib.suppress(RedisError, OSError):
+            await self.client.delete(self.key("r", self.replica))
+        await self.client.aclose()
+        await self.blocking.aclose()
+
+    async def _stop_tasks(self) -> None:
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks = []
-        with contextlib.suppress(RedisError, OSError):
-            await self.client.delete(self.key("r", self.replica))
-        await self.client.aclose()
 
     def events(self) -> EventStore | None:
         return self._events
@@ -188,11 +254,17 @@ class RedisStore(Store):
         with self.guard():
             await self.client.set(key, secrets.token_hex(32), nx=True)
             value = await self.client.get(key)
-        return bytes(value) if value is not None else None
+        self._secret = bytes(value) if value is not None else None
+        return self._secret
 
     async def _beat(self) -> None:
+        """Renew this replica's lease; put the shared secret back if Redis lost it (a restart without persistence)."""
         with self.guard():
-            await self.client.set(self.key("r", self.replica), b"1", ex=LEASE_SECONDS)
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.set(self.key("r", self.replica), b"1", ex=LEASE_SECONDS)
+                if self._secret is not None:
+                    pipe.set(self.key("state-secret"), self._secret, nx=True)
+                await pipe.execute()
 
     async def _heartbeat(self) -> None:
         while True:
@@ -211,6 +283,8 @@ class RedisStore(Store):
                 await pubsub.subscribe(self.key("bus"))
                 if not ready.done():
                     ready.set_result(None)
+                else:  # back after losing Redis: renew the lease at once (it may have restarted empty)
+                    await self._beat()
                 delay = 0.2
                 while True:
                     message = await pubsub.get_message(timeout=None)
@@ -218,7 +292,7 @@ class RedisStore(Store):
                         self._deliver(message["data"])
             except asyncio.CancelledError:
                 raise
-            except (RedisError, OSError) as exc:
+            except (RedisError, OSError, StoreUnavailable) as exc:
                 logger.warning("lost the bus of %s (%s); reconnecting", self.describe, exc)
             finally:
                 with contextlib.suppress(Exception):
@@ -249,7 +323,6 @@ class RedisStore(Store):
     # --- legacy sessions ------------------------------------------------------------------------
 
     async def add_session(self, record: SessionRecord, *, ttl: float, limit: int) -> bool:
-        now = time.time()
         fields: list[Any] = [
             "v",
             record.version,
@@ -262,35 +335,32 @@ class RedisStore(Store):
             "in",
             "1" if record.initialized else "0",
             "c",
-            record.caller if record.caller is not None else "",
+            json.dumps(record.caller),
         ]
         for uri in record.subscriptions:
             fields += ["u:" + uri, "1"]
-        args = [now, now + ttl, limit, int(ttl * 1000), record.id, *fields]
+        args = [limit, int(ttl * 1000), record.id, *fields]
         with self.guard():
             added = await self._add(keys=[self.key("sessions"), self.key("s", record.id)], args=args)
         return bool(added)
 
     async def load_session(self, session_id: str, *, ttl: float) -> SessionRecord | None:
-        key = self.key("s", session_id)
+        keys = [self.key("sessions"), self.key("s", session_id)]
         with self.guard():
-            async with self.client.pipeline(transaction=False) as pipe:
-                pipe.hgetall(key)
-                pipe.pexpire(key, int(ttl * 1000))
-                pipe.zadd(self.key("sessions"), {session_id: time.time() + ttl}, xx=True)
-                found, _, _ = await pipe.execute()
-        return _record(session_id, found) if found else None
+            found = await self._load(keys=keys, args=[int(ttl * 1000), session_id, "1"])
+        if not found:
+            return None
+        return _record(session_id, dict(zip(found[::2], found[1::2], strict=True)))
 
     async def touch_session(self, session_id: str, *, ttl: float) -> bool:
+        keys = [self.key("sessions"), self.key("s", session_id)]
         with self.guard():
-            async with self.client.pipeline(transaction=False) as pipe:
-                pipe.pexpire(self.key("s", session_id), int(ttl * 1000))
-                pipe.zadd(self.key("sessions"), {session_id: time.time() + ttl}, xx=True)
-                alive, _ = await pipe.execute()
-        return bool(alive)
+            return bool(await self._load(keys=keys, args=[int(ttl * 1000), session_id, "0"]))
 
     async def update_session(self, session_id: str, **changes: Any) -> bool:
         args: list[Any] = []
+        if not changes:
+            raise ValueError("update_session: give log_level= or initialized=")
         for name, value in changes.items():
             if name == "log_level":
                 args += ["ll", value]
@@ -318,13 +388,8 @@ class RedisStore(Store):
         return bool(deleted)
 
     async def session_count(self) -> int:
-        key = self.key("sessions")
         with self.guard():
-            async with self.client.pipeline(transaction=True) as pipe:
-                pipe.zremrangebyscore(key, "-inf", time.time())
-                pipe.zcard(key)
-                _, count = await pipe.execute()
-        return int(count)
+            return int(await self._count(keys=[self.key("sessions")]))
 
     async def claim_get_stream(self, session_id: str, holder: str, *, ttl: float = GET_STREAM_CLAIM_SECONDS) -> bool:
         with self.guard():
@@ -345,7 +410,7 @@ def _record(session_id: str, found: dict[bytes, bytes]) -> SessionRecord:
         log_level=text.get("ll", "debug"),
         initialized=text.get("in") == "1",
         subscriptions={key[2:] for key in text if key.startswith("u:")},
-        caller=text.get("c") or None,
+        caller=json.loads(text.get("c", "null")),
     )
 
 
@@ -390,36 +455,69 @@ class RedisEventStore(EventStore):
     async def append(self, stream_id: str, data: bytes) -> str:
         return await self._add(stream_id, {"d": data})
 
-    async def finish(self, stream_id: str) -> None:
-        await self._add(stream_id, {"f": b"1"})
+    async def finish(self, stream_id: str, data: bytes | None = None) -> str | None:
+        # The last event carries the end mark: one entry, so a full stream never drops the response.
+        fields = {"f": b"1"} if data is None else {"d": data, "f": b"1"}
+        event_id = await self._add(stream_id, fields)
+        return event_id if data is not None else None
 
     async def owner(self, event_id: str) -> str | None:
-        stream_id = self.stream_of(event_id)
-        if stream_id is None:
+        stream_id, _, entry = event_id.rpartition(SEPARATOR)
+        if not stream_id or _entry(entry) is None:
             return None
+        events, meta = self._keys(stream_id)
         with self.store.guard():
-            session = await self.store.client.hget(self._keys(stream_id)[1], "s")
-        return session.decode() if session is not None else None
+            async with self.store.client.pipeline(transaction=False) as pipe:
+                pipe.hget(meta, "s")
+                pipe.xrevrange(events, count=1)
+                session, last = await pipe.execute()
+        if session is None or not last or _entry(entry) > _entry(last[0][0].decode()):  # type: ignore[operator]
+            return None  # unknown stream, or an event it never had
+        return str(session.decode())
 
     async def follow(self, event_id: str) -> AsyncIterator[tuple[str, bytes]]:
         stream_id, _, cursor = event_id.rpartition(SEPARATOR)
         events, meta = self._keys(stream_id)
-        client = self.store.client
+        store = self.store
+        block = max(100, min(FOLLOW_BLOCK_MS, int(store.timeout * 1000) // 2))
+        missing_since: float | None = None
         while True:
-            with self.store.guard():
-                found = await client.xread({events: cursor}, count=100, block=FOLLOW_BLOCK_MS)
-            if not found:
-                with self.store.guard():
-                    owner = await client.hmget(meta, ["o", "r"])
-                if owner[0] is None:
-                    return  # the stream expired
-                if not await self.store.replica_alive(owner[0].decode()):
-                    request_id = json.loads(owner[1]) if owner[1] is not None else None
-                    yield "", encode(error_reply(request_id, INTERNAL_ERROR, DEAD_OWNER_MESSAGE))
-                    return
+            try:
+                with store.guard():
+                    found = await store.blocking.xread({events: cursor}, count=100, block=block)
+            except ResponseError:
+                return  # not an event id of ours (owner() checks, but the stream may have changed)
+            if found:
+                missing_since = None
+                for entry, fields in found[0][1]:
+                    cursor = entry.decode()
+                    data = fields.get(b"d", b"")
+                    if data or b"f" not in fields:
+                        yield f"{stream_id}{SEPARATOR}{cursor}", data
+                    if b"f" in fields:
+                        return
                 continue
-            for entry, fields in found[0][1]:
-                cursor = entry.decode()
-                if b"f" in fields:
-                    return
-                yield f"{stream_id}{SEPARATOR}{cursor}", fields.get(b"d", b"")
+            with store.guard():
+                owner = await store.client.hmget(meta, ["o", "r"])
+            if owner[0] is None:
+                return  # the stream expired
+            if await store.replica_alive(owner[0].decode()):
+                missing_since = None
+                continue
+            # A lease can be missing for a moment while its replica is alive (Redis restarted
+            # empty): the owner is dead only once its lease stayed away for two heartbeats.
+            now = asyncio.get_running_loop().time()
+            if missing_since is None:
+                missing_since = now
+            elif now - missing_since > 2 * HEARTBEAT_SECONDS:
+                request_id = json.loads(owner[1]) if owner[1] is not None else None
+                yield "", encode(error_reply(request_id, INTERNAL_ERROR, DEAD_OWNER_MESSAGE))
+                return
+
+
+def _entry(entry_id: str) -> tuple[int, int] | None:
+    """A Redis Stream entry id (``<ms>-<seq>``) as a comparable pair; ``None`` if it is not one."""
+    ms, dash, seq = entry_id.partition("-")
+    if not dash or not ms.isdigit() or not seq.isdigit():
+        return None
+    return int(ms), int(seq)

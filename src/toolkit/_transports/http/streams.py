@@ -276,15 +276,15 @@ class Responder:
                         return  # the handler asked the client to reconnect; the request goes on
                 data = item.data if isinstance(item, Event) else item.reply.body if item.reply is not None else None
                 event_id = None
-                if store is not None and stream_id is not None and data is not None:
-                    event_id = await store.append(stream_id, data)
                 if isinstance(item, Done):
                     finished = True
                     if store is not None and stream_id is not None:
-                        await store.finish(stream_id)
+                        event_id = await store.finish(stream_id, data)
                     if data is not None:
                         yield ServerSentEvent(data=data.decode(), id=event_id, event="message")
                     return
+                if store is not None and stream_id is not None:
+                    event_id = await store.append(stream_id, item.data)
                 yield ServerSentEvent(data=item.data.decode(), id=event_id, event="message")
                 item = None
         finally:
@@ -306,9 +306,7 @@ class Responder:
                     if isinstance(item, Event):
                         await store.append(stream_id, item.data)
                         continue
-                    if item.reply is not None:
-                        await store.append(stream_id, item.reply.body)
-                    await store.finish(stream_id)
+                    await store.finish(stream_id, item.reply.body if item.reply is not None else None)
                     return
             except StoreUnavailable as exc:
                 logger.warning("%s: the rest of stream %s is lost", exc.message, stream_id)
