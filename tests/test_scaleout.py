@@ -391,6 +391,21 @@ def test_workers_without_a_store_say_loudly_that_legacy_sessions_are_off() -> No
     assert b"WITHOUT sessions" in err and b"--store redis://" in err
 
 
+def test_workers_of_an_app_built_in_code_warn_that_sessions_stay_in_one_worker(tmp_path: Path) -> None:
+    app = tmp_path / "built.py"
+    app.write_text("from toolkit import Server\nserver = Server('built')\napp = server.http_app()\n")
+    port = free_port()
+    argv = [str(TOOLKIT), "run", f"{app}:app", "--transport", "http", "--port", str(port), "--workers", "2"]
+    process = subprocess.Popen(argv, stderr=subprocess.PIPE, env={**os.environ, "TOOLKIT_STORE": ""})
+    try:
+        wait_for_port(port, process=process)
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=20)
+    assert b"lives in one worker" in err and b"stateless=True" in err
+    assert b"WITHOUT sessions" not in err, "that app keeps its sessions: saying they are off would be false"
+
+
 # --- real clients of both eras through the balancer ------------------------------------------------
 
 

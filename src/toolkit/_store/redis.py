@@ -208,7 +208,8 @@ class RedisStore(Store):
         try:
             yield
         except _OUTAGE as exc:
-            raise StoreUnavailable(f"the session store ({self.describe}) is unreachable: {exc}") from None
+            reason = str(exc).rstrip(". ") or type(exc).__name__
+            raise StoreUnavailable(f"the session store ({self.describe}) is unreachable: {reason}") from None
 
     # --- lifetime -------------------------------------------------------------------------------
 
@@ -217,7 +218,7 @@ class RedisStore(Store):
         try:
             await self.client.ping()
         except (RedisError, OSError) as exc:
-            raise StoreUnavailable(f"cannot reach {self.describe}: {exc}") from None
+            raise StoreUnavailable(f"cannot reach {self.describe}: {str(exc).rstrip('. ')}") from None
         await self._beat()
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._heartbeat())]

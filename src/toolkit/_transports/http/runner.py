@@ -70,7 +70,7 @@ def run_workers(
     """
     if app_spec is None:
         raise ValueError("workers > 1 needs the app given as 'path.py:attr' (use `toolkit run ... --workers N`)")
-    if not shared_store:
+    if not shared_store and options is not None:
         # Without a shared store, legacy sessions live in one process, and the kernel spreads
         # connections over the workers: a session's next request would reach a worker that
         # never saw it. Serve legacy clients without sessions instead, and say so.
@@ -80,13 +80,23 @@ def run_workers(
             "give --store redis://HOST:PORT/DB to keep them",
             workers,
         )
-        options = {**(options or {}), "stateless": True}
+        options = {**options, "stateless": True}
+    elif not shared_store:
+        # An app built in code keeps its own options: its sessions stay in the worker that opened them.
+        logger.warning(
+            "with %d workers and no shared store, each legacy (2025-11-25 and older) session lives in one worker "
+            "and its requests reaching another get 404; give --store redis://HOST:PORT/DB, or build the app "
+            "with server.http_app(stateless=True)",
+            workers,
+        )
     if options is not None:
         os.environ["TOOLKIT_HTTP_OPTIONS"] = json.dumps(options)
     if path is not None:
         os.environ["TOOLKIT_HTTP_PATH"] = path
-    # Every worker must sign and verify requestState with the same key.
-    os.environ.setdefault(STATE_SECRET_ENV, secrets.token_hex(32))
+    if not shared_store:
+        # Every worker must seal and open requestState with the same key; with a shared store
+        # they agree on one through it, as replicas on other machines do.
+        os.environ.setdefault(STATE_SECRET_ENV, secrets.token_hex(32))
     os.environ["TOOLKIT_APP"] = app_spec
     uvicorn.run(WORKER_FACTORY, factory=True, host=host, port=port, workers=workers, log_level=log_level)
 
