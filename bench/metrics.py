@@ -130,9 +130,10 @@ def _catalogue() -> list[Metric]:
             metrics.append(Metric(f"{prefix}.calls_per_s", f"forecast calls/s via HAProxy ({where})", "1/s", "higher"))
             for metric, whose in SCALEOUT_CPU.items():
                 metrics.append(Metric(f"{prefix}.{metric}", f"scale-out CPU/call, {whose} ({where})", "µs"))
-            metrics.append(
-                Metric(f"{prefix}.busy_pct", f"scale-out CPU busy, those four, % of all cores ({where})", "%")
-            )
+            metrics += [
+                Metric(f"{prefix}.busy_pct", f"scale-out CPU busy, those four, % of all cores ({where})", "%"),
+                Metric(f"{prefix}.others_pct", f"CPU busy meanwhile, other processes, % of all cores ({where})", "%"),
+            ]
         metrics.append(
             Metric(
                 f"scaleout.{era}.scaling",

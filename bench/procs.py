@@ -44,6 +44,16 @@ def cpu_seconds_proc(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
 
 
+def machine_busy_seconds() -> float:
+    """CPU seconds every core of the machine has spent not idle (``/proc/stat``'s first line:
+    everything but idle and iowait, steal included), summed over the cores; clock-tick resolution."""
+    with open("/proc/stat") as f:
+        fields = [int(value) for value in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    # guest and guest_nice (fields 8, 9) are already counted in user and nice.
+    return (sum(fields[:8]) - idle) / CLOCK_TICKS
+
+
 def rss_mib(pid: int) -> float:
     """Resident set size (VmRSS) in MiB."""
     with open(f"/proc/{pid}/status") as f:

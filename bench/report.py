@@ -304,8 +304,15 @@ def _scaleout_note(results: dict[str, Any]) -> list[str]:
         if None in values or factor is None:
             lines.append(f"  {era}: - (incomplete)")
             continue
+        others = [metrics.get(f"scaleout.{era}.r{count}.others_pct") for count in (low, high)]
+        busy = [o["median"].get("toolkit") if o is not None else None for o in others]
+        elsewhere = (
+            f"; other processes meanwhile kept {busy[0]:.0f}% / {busy[1]:.0f}% of the cores busy"
+            if None not in busy
+            else ""
+        )
         lines.append(
             f"  {era}: {low} replica {values[0]:,.0f} calls/s, {high} replicas {values[1]:,.0f} calls/s: "
-            f"{factor:.2f}x (median of per-round ratios)"
+            f"{factor:.2f}x (median of per-round ratios){elsewhere}"
         )
     return lines

@@ -535,7 +535,7 @@ class Bench:
         replicas, ``concurrency`` clients for a fixed time, in each era."""
         keys_by = {
             count: {
-                era: [f"scaleout.{era}.r{count}.{m}" for m in ("calls_per_s", *SCALEOUT_CPU, "busy_pct")]
+                era: [f"scaleout.{era}.r{count}.{m}" for m in ("calls_per_s", *SCALEOUT_CPU, "busy_pct", "others_pct")]
                 for era in ERAS
             }
             for count in REPLICA_COUNTS
@@ -620,7 +620,8 @@ class Bench:
                     served[transport.last_headers.get(SERVED_BY.lower(), "?")] += 1
 
         def cpu() -> dict[str, float]:
-            return {name: sum(procs.cpu_seconds(pid) for pid in group) for name, group in pids.items()}
+            figures = {name: sum(procs.cpu_seconds(pid) for pid in group) for name, group in pids.items()}
+            return {**figures, "machine": procs.machine_busy_seconds()}
 
         try:
             async with asyncio.timeout(self.s.batch_timeout):
@@ -640,12 +641,15 @@ class Bench:
         if idle or set(served) - set(names):
             raise RuntimeError(f"the balancer's answers were not spread over {names}: {dict(served)}")
         used = {name: cpu1[name] - cpu0[name] for name in pids}
-        cores = len(os.sched_getaffinity(0))
-        raw = {"calls": calls, "wall_s": wall, "served_by": dict(served), "cpu_s": used, "cores": cores}
-        self.collector.add(f"{prefix}.calls_per_s", fw.name, calls / wall, raw)
+        # Whatever else kept the machine's cores busy meanwhile (clock ticks, hence the floor at 0).
+        others = max(0.0, cpu1["machine"] - cpu0["machine"] - sum(used.values()))
+        cores = os.cpu_count() or 1  # /proc/stat counts every core of the machine
+        raw = {"calls": calls, "wall_s": wall, "served_by": dict(served), "cpu_s": {**used, "others": others}}
+        self.collector.add(f"{prefix}.calls_per_s", fw.name, calls / wall, {**raw, "cores": cores})
         for name, seconds in used.items():
             self.collector.add(f"{prefix}.{name}", fw.name, seconds / calls * 1e6)
         self.collector.add(f"{prefix}.busy_pct", fw.name, sum(used.values()) / (wall * cores) * 100)
+        self.collector.add(f"{prefix}.others_pct", fw.name, others / (wall * cores) * 100)
 
     async def list500(self, fw: Framework, era: Era) -> None:
         keys = [f"list500.{era}.first_ms", f"list500.{era}.steady_ms", f"list500.{era}.steady_cpu_ms"]
