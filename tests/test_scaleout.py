@@ -22,6 +22,8 @@ from tests.support.cluster import SERVED_BY, Cluster, cluster
 from tests.support.processes import PYTHON, REPO, TOOLKIT, free_port, wait_for_port
 from tests.support.redis_rig import RedisServer, redis_server
 
+from toolkit._transports.http.sessions import RECHECK_SECONDS
+
 pytestmark = pytest.mark.timeout(120)
 
 APP = Path(__file__).parent / "support" / "scaleout_app.py"
@@ -327,6 +329,9 @@ async def test_redis_lost_while_serving_gives_503_then_service_resumes(tmp_path:
         async with connect(pair.url) as client:
             session = await Legacy(client).open()
             own.stop()
+            # For up to RECHECK_SECONDS a replica serves a session from the copy it checked last,
+            # needing no Redis; then it checks again, and that needs Redis.
+            await asyncio.sleep(RECHECK_SECONDS + 0.2)
             for _ in range(2):  # each replica: a clear 503, no hang (the client's timeout is 10 s)
                 reply = await session.request("ping")
                 assert reply.status == 503

@@ -757,6 +757,7 @@ async def test_a_stopped_redis_fails_fast_with_store_unavailable_and_service_res
         await store.publish({"t": "back"})
         await asyncio.sleep(0.2)
     assert {"t": "lost"} not in got
+    assert {"t": "resync"} in got, "the replica is told its bus was down, so it can check its copies again"
 
 
 @pytest.mark.timeout(20)

@@ -286,6 +286,8 @@ class RedisStore(Store):
                     ready.set_result(None)
                 else:  # back after losing Redis: renew the lease at once (it may have restarted empty)
                     await self._beat()
+                    if self._on_message is not None:  # and what was published meanwhile is lost
+                        self._on_message({"t": "resync"})
                 delay = 0.2
                 while True:
                     message = await pubsub.get_message(timeout=None)

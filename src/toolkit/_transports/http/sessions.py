@@ -9,7 +9,8 @@ the store's bus what a local copy elsewhere must act on:
 - ``end``: the session ended (``DELETE`` here): cancel its requests, close its stream;
 - ``cancel``: ``notifications/cancelled`` for a request running on another replica;
 - ``response``: the client's answer to a server-to-client request another replica sent;
-- ``sub``: a resource subscription changed (the replica holding the ``GET`` stream filters by it);
+- ``sub``, ``level``: a resource subscription or the log level changed;
+- ``resync`` (from this replica's own store): the bus was down, so check every local copy again;
 - ``notify``: a message for the session's ``GET`` stream, held by another replica.
 """
 
@@ -20,15 +21,19 @@ import contextlib
 import logging
 import secrets
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ..._errors import StoreUnavailable
 from ..._jsonrpc import Response, encode
 from ..._session import Connection, Session
 from ..._store.base import GET_STREAM_CLAIM_SECONDS, BusMessage, SessionRecord, Store
+from ..._types import LOG_RANK
 from ..base import EngineFacing
 
 logger = logging.getLogger("toolkit")
+
+RECHECK_SECONDS: Final = 1.0
+"""At most this long between two checks of a session's local copy against the store (see ``SessionTable.get``)."""
 
 
 @dataclass(eq=False)
@@ -41,6 +46,8 @@ class HttpSession:
     """This replica's name for its claim on the session's ``GET`` stream."""
     caller: str | None = None
     """Who opened the session (the access token's subject): no one else may use it."""
+    checked: float = float("-inf")
+    """When (event loop time) this copy was last checked against the store."""
 
     @property
     def id(self) -> str:
@@ -77,6 +84,8 @@ class SessionTable:
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
         self.local: dict[str, HttpSession] = {}
+        self.recheck = min(RECHECK_SECONDS, idle_timeout / 4)
+        """How long a local copy is trusted without asking the store (what changes elsewhere comes on the bus)."""
         self._reaper: asyncio.Task[None] | None = None
 
     # --- opening and finding ------------------------------------------------------------------
@@ -113,11 +122,26 @@ class SessionTable:
         if not added:
             self.engine.forget(state)
             return False
+        session.checked = asyncio.get_running_loop().time()
         self.local[session.id] = session
         return True
 
     async def get(self, session_id: str, caller: str | None) -> HttpSession | None:
-        """The session, if it exists and belongs to ``caller`` (another caller's is as good as unknown)."""
+        """The session, if it exists and belongs to ``caller`` (another caller's is as good as unknown).
+
+        A local copy checked against the store within ``recheck`` seconds is served as it is:
+        an end, a log level or a subscription changed through another replica reaches it on
+        the bus, in milliseconds; checking the store as well on every request would cost a
+        round trip each. If a bus message is lost, the next check (at most ``recheck`` later)
+        catches up.
+        """
+        session = self.local.get(session_id)
+        now = asyncio.get_running_loop().time()
+        if session is not None and now - session.checked < self.recheck:
+            if session.caller != caller:
+                logger.warning("refused session %s to a caller that did not open it", session_id[:8])
+                return None
+            return session
         record = await self.store.load_session(session_id, ttl=self.idle_timeout)
         session = self.local.get(session_id)
         if record is None:
@@ -134,6 +158,7 @@ class SessionTable:
             state.log_level = record.log_level
             state.subscriptions = record.subscriptions
             state.initialized = record.initialized
+        session.checked = now
         return session
 
     def _adopt(self, record: SessionRecord) -> HttpSession:
@@ -155,6 +180,8 @@ class SessionTable:
         assert state.id is not None
         if what == "log_level":
             await self.store.update_session(state.id, log_level=value)
+            if self.store.shared:
+                await self.store.publish({"t": "level", "s": state.id, "l": value})
         elif what in ("subscribe", "unsubscribe"):
             on = what == "subscribe"
             await self.store.subscribe(state.id, value, on)
@@ -210,7 +237,11 @@ class SessionTable:
     def on_message(self, message: BusMessage) -> bool:
         """Act on a bus message about a session held here; False if the message is not about sessions."""
         kind = message.get("t")
-        if kind not in ("end", "cancel", "response", "sub", "notify"):
+        if kind == "resync":  # the bus was down: messages may be lost, so check every copy again
+            for held in self.local.values():
+                held.checked = float("-inf")
+            return True
+        if kind not in ("end", "cancel", "response", "sub", "level", "notify"):
             return False
         session = self.local.get(str(message.get("s")))
         if session is None:
@@ -229,6 +260,8 @@ class SessionTable:
                 state.subscriptions.add(message["u"])
             else:
                 state.subscriptions.discard(message["u"])
+        elif kind == "level" and message.get("l") in LOG_RANK:
+            state.log_level = message["l"]
         elif kind == "notify" and session.standalone is not None and isinstance(message.get("m"), dict):
             session.standalone.put_nowait(encode(message["m"]))
         return True

@@ -14,6 +14,7 @@ cancelled the request and no response is owed).
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 import secrets
 from collections.abc import AsyncIterator
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("toolkit")
 
 SSE_HEADERS: Final = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
+RESUMABLE_AFTER: Final = 0.1
+"""Seconds a legacy request may take to answer with plain JSON before its answer becomes a resumable stream."""
 WATCH_AFTER: Final = 0.05
 """Seconds a request runs before toolkit starts watching for its client to disconnect."""
 
@@ -58,6 +61,14 @@ class Done:
 
 
 Item = Event | Done
+
+
+class Waiting(enum.Enum):
+    WAITING = "waiting"
+
+
+WAITING: Final = Waiting.WAITING
+"""The request has produced nothing yet (``Responder._first`` with ``patience``)."""
 
 
 class RequestStream:
@@ -167,11 +178,10 @@ class Responder:
             self.stateless_inflight += 1
             task.add_done_callback(self._stateless_done)
         if stream_id is not None:
-            # Resumable: open the stream now with a priming event the client can resume from.
-            await self._sse(scope, receive, send, stream, task, (stream_id, request.id), first=None, modern=False)
+            await self._resumable(request, scope, receive, send, stream, task, stream_id)
             return
         first = await self._first(stream, receive, task, cancel=modern is True)
-        if first is None:
+        if first is None or first is WAITING:
             stream.unheard = True
             return  # the client went away: the request was cancelled (modern) or runs on unheard
         if isinstance(first, Done):
@@ -183,6 +193,34 @@ class Responder:
         await self._sse(scope, receive, send, stream, task, None, first=first, modern=modern is True)
         if not task.done() and modern is not True:
             stream.unheard = True
+
+    async def _resumable(
+        self,
+        request: Request,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        stream: RequestStream,
+        task: asyncio.Task[Any],
+        stream_id: str,
+    ) -> None:
+        """Answer with plain JSON if the request ends quickly; else with a stream a client can resume.
+
+        A request that sends something first, or runs longer than ``RESUMABLE_AFTER``, gets an
+        SSE stream whose every event is stored (a priming event first, to resume from).
+        """
+        first = await self._first(stream, receive, task, cancel=False, patience=RESUMABLE_AFTER)
+        if first is None:
+            stream.unheard = True  # the client went away before a stream it could resume existed
+            return
+        if isinstance(first, Done):
+            if first.reply is None:
+                await respond(send, 204)
+            else:
+                await respond(send, first.reply.status, first.reply.body)
+            return
+        opening = first if isinstance(first, Event) else None
+        await self._sse(scope, receive, send, stream, task, (stream_id, request.id), first=opening, modern=False)
 
     async def _admit(
         self, request: Request, session: HttpSession | None, connection: Connection | None, send: Send, sse: bool
@@ -203,9 +241,17 @@ class Responder:
         self.stateless_inflight -= 1
 
     async def _first(
-        self, stream: RequestStream, receive: Receive, task: asyncio.Task[Any], *, cancel: bool
-    ) -> Item | None:
+        self,
+        stream: RequestStream,
+        receive: Receive,
+        task: asyncio.Task[Any],
+        *,
+        cancel: bool,
+        patience: float | None = None,
+    ) -> Item | Waiting | None:
         """The first thing the request produces, or None if the client disconnected first.
+
+        With ``patience``, ``WAITING`` once that many seconds passed with nothing produced.
 
         On a disconnect the request is cancelled when ``cancel`` (2026-07-28: a disconnect
         MUST be treated as cancellation); otherwise it runs to its end unheard (2025-11-25:
@@ -220,7 +266,12 @@ class Responder:
                 WATCH_AFTER, lambda: watchers.append(loop.create_task(_settle_on_disconnect(receive, stream.arrived)))
             )
             try:
-                await stream.arrived
+                if patience is None:
+                    await stream.arrived
+                else:
+                    done, _ = await asyncio.wait((stream.arrived,), timeout=patience)
+                    if not done:
+                        return WAITING
             finally:
                 timer.cancel()
                 for watcher in watchers:
