@@ -18,6 +18,7 @@ always stopped) and without pytest, so the driver stays standard-library only:
 import asyncio
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from bench import procs
@@ -109,20 +110,37 @@ class RedisServer:
             shutil.rmtree(self._dir, ignore_errors=True)
 
 
-def haproxy_config(port: int, backends: list[tuple[str, int]]) -> str:
-    servers = "".join(f"    server {name} {LOCALHOST}:{backend_port}\n" for name, backend_port in backends)
+def haproxy_config(
+    port: int, backends: Sequence[tuple[str, int]], *, health_checks: bool = False, log: bool = True
+) -> str:
+    """The HAProxy configuration the tests run (``tests/support/cluster.py``), docs/deployment.md
+    shows, and the benchmark uses without the per-request log (HAProxy CPU spent on its behalf)."""
+    check = " check inter 500ms fall 1 rise 1" if health_checks else ""
+    servers = "".join(f"    server {name} {LOCALHOST}:{backend_port}{check}\n" for name, backend_port in backends)
+    logging = (
+        "    # One line per request on stderr (Balancer.log): the server, retries, timings, termination.\n"
+        if log
+        else ""
+    )
+    logging += "    log stderr format raw local0\n" if log else ""
+    log_defaults = "    log global\n    option httplog\n" if log else ""
     return f"""\
 global
     maxconn 4096
-
+{logging}
 defaults
     mode http
-    # Close the server side after every response: each request, even on a kept-alive client
-    # connection, is load-balanced on its own (round-robin over the replicas).
+{log_defaults}    # Close the server side after every response: each request, even on a kept-alive client
+    # connection, is load-balanced on its own, and no idle connection to a replica outlives it.
     option http-server-close
-    # Send every chunk at once: without it small SSE writes are held back (MSG_MORE).
+    # Send every chunk at once: without it HAProxy holds small writes back (MSG_MORE) and an SSE
+    # stream's first event reaches the client ~200 ms late.
     option http-no-delay
+    # A refused connect (a killed replica) is retried twice; each retry goes to another server.
+    retries 2
+    option redispatch
     timeout connect 2s
+    # SSE streams and long tool calls stay open for minutes.
     timeout client 10m
     timeout server 10m
     timeout http-keep-alive 10m
@@ -155,7 +173,7 @@ class Balancer:
 
     async def start(self, timeout: float = 10.0) -> None:
         config = self._dir / "haproxy.cfg"
-        config.write_text(haproxy_config(self.port, self.backends), encoding="utf-8")
+        config.write_text(haproxy_config(self.port, self.backends, log=False), encoding="utf-8")
         argv = [require("haproxy"), "-f", str(config), "-db"]
         self.process, _ = await procs.start(argv, {}, self.log, stdio=False)
         await procs.wait_for_port(self.process, self.port, timeout)

@@ -24,51 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+# One configuration for the tests, the docs and the benchmark (which turns its log off).
+from bench.cluster import SERVED_BY, haproxy_config
 from tests.support.processes import LOCALHOST, REPO, TOOLKIT, free_port, stop, wait_for_port
 from tests.support.redis_rig import log_tail, require, scratch_dir
 
-SERVED_BY = "X-Served-By"
-"""The response header naming the backend (replica) that answered."""
-
-
-def haproxy_config(port: int, backends: Sequence[tuple[str, int]], *, health_checks: bool = False) -> str:
-    """The configuration :class:`Balancer` runs (see the comments in it)."""
-    check = " check inter 500ms fall 1 rise 1" if health_checks else ""
-    servers = "".join(f"    server {name} {LOCALHOST}:{backend_port}{check}\n" for name, backend_port in backends)
-    return f"""\
-global
-    maxconn 4096
-    # One line per request on stderr (Balancer.log): the server, retries, timings, termination.
-    log stderr format raw local0
-
-defaults
-    mode http
-    log global
-    option httplog
-    # Close the server side after every response: each request, even on a kept-alive client
-    # connection, is load-balanced on its own, and no idle connection to a replica outlives it.
-    option http-server-close
-    # Send every chunk at once: without it HAProxy holds small writes back (MSG_MORE) and an SSE
-    # stream's first event reaches the client ~200 ms late.
-    option http-no-delay
-    # A refused connect (a killed replica) is retried twice; each retry goes to another server.
-    retries 2
-    option redispatch
-    timeout connect 2s
-    # SSE streams and long tool calls stay open for minutes.
-    timeout client 10m
-    timeout server 10m
-    timeout http-keep-alive 10m
-    timeout http-request 10s
-
-frontend mcp
-    bind {LOCALHOST}:{port}
-    default_backend replicas
-
-backend replicas
-    balance roundrobin
-    http-response set-header {SERVED_BY} %s
-{servers}"""
+__all__ = ["SERVED_BY", "Balancer", "Cluster", "Replicas", "cluster", "haproxy_config"]
 
 
 class Balancer:
