@@ -326,20 +326,13 @@ class Bench:
 
     async def _auth_unsupported(self, fw: Framework) -> str | None:
         """Why the auth scenario cannot run for ``fw``, or ``None`` when it can (asked once per column)."""
-        if fw.name not in self._auth_support:
-            reason = None
-            if fw.kind != "toolkit":
-                reason = "not measured: the auth scenario configures a bearer-token verifier in toolkit only"
-            else:
-                code = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('toolkit.auth') else 3)"
-                try:
-                    await _run([str(fw.python), "-c", code], self.envs[fw.name], 120.0)
-                except RuntimeError as exc:
-                    reason = f"{fw.name} has no toolkit.auth (it predates authorization)"
-                    if "exited 3" not in str(exc):
-                        reason = f"could not look for toolkit.auth in {fw.name}: {str(exc)[-200:]}"
-            self._auth_support[fw.name] = reason
-        return self._auth_support[fw.name]
+        return await self._lacks(
+            fw,
+            "toolkit.auth",
+            self._auth_support,
+            "the auth scenario configures a bearer-token verifier in toolkit only",
+            "it predates authorization",
+        )
 
     async def auth_calls(self, fw: Framework) -> None:
         """Sequential HTTP calls with a bearer token (JWT, RS256, key set fetched once): a reusable
@@ -415,20 +408,32 @@ class Bench:
 
     async def _store_unsupported(self, fw: Framework) -> str | None:
         """Why the store and scaleout scenarios cannot run for ``fw``, or ``None`` when they can."""
-        if fw.name not in self._store_support:
+        return await self._lacks(
+            fw,
+            "toolkit.stores",
+            self._store_support,
+            "the store and scaleout scenarios measure toolkit's own store",
+            "it predates --store",
+        )
+
+    async def _lacks(
+        self, fw: Framework, module: str, answers: dict[str, str | None], not_toolkit: str, too_old: str
+    ) -> str | None:
+        """Why ``fw`` cannot run a toolkit-only scenario that needs ``module`` (asked once per column)."""
+        if fw.name not in answers:
             reason = None
             if fw.kind != "toolkit":
-                reason = "not measured: the store and scaleout scenarios measure toolkit's own store"
+                reason = f"not measured: {not_toolkit}"
             else:
-                code = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('toolkit.stores') else 3)"
+                code = f"import importlib.util, sys; sys.exit(0 if importlib.util.find_spec({module!r}) else 3)"
                 try:
                     await _run([str(fw.python), "-c", code], self.envs[fw.name], 120.0)
                 except RuntimeError as exc:
-                    reason = f"{fw.name} has no toolkit.stores (it predates --store)"
+                    reason = f"{fw.name} has no {module} ({too_old})"
                     if "exited 3" not in str(exc):
-                        reason = f"could not look for toolkit.stores in {fw.name}: {str(exc)[-200:]}"
-            self._store_support[fw.name] = reason
-        return self._store_support[fw.name]
+                        reason = f"could not look for {module} in {fw.name}: {str(exc)[-200:]}"
+            answers[fw.name] = reason
+        return answers[fw.name]
 
     def _toolkit_run(self, fw: Framework, port: int, store_url: str | None) -> list[str]:
         """``toolkit run examples/weather.py --transport http`` (as ``python -m toolkit``, so the

@@ -384,29 +384,28 @@ def test_workers_with_a_store_keep_legacy_sessions(redis: RedisServer) -> None:
     assert pids, "the tool answered with the worker's process id"
 
 
-def test_workers_without_a_store_say_loudly_that_legacy_sessions_are_off() -> None:
+def _stderr_of_workers(app_spec: str) -> bytes:
+    """What ``toolkit run APP --workers 2`` without a store says while it starts."""
     port = free_port()
-    argv = [str(TOOLKIT), "run", APP_SPEC, "--transport", "http", "--port", str(port), "--workers", "2"]
+    argv = [str(TOOLKIT), "run", app_spec, "--transport", "http", "--port", str(port), "--workers", "2"]
     process = subprocess.Popen(argv, stderr=subprocess.PIPE, env={**os.environ, "TOOLKIT_STORE": ""})
     try:
         wait_for_port(port, process=process)
     finally:
         process.terminate()
         _, err = process.communicate(timeout=20)
+    return err
+
+
+def test_workers_without_a_store_say_loudly_that_legacy_sessions_are_off() -> None:
+    err = _stderr_of_workers(APP_SPEC)
     assert b"WITHOUT sessions" in err and b"--store redis://" in err
 
 
 def test_workers_of_an_app_built_in_code_warn_that_sessions_stay_in_one_worker(tmp_path: Path) -> None:
     app = tmp_path / "built.py"
     app.write_text("from toolkit import Server\nserver = Server('built')\napp = server.http_app()\n")
-    port = free_port()
-    argv = [str(TOOLKIT), "run", f"{app}:app", "--transport", "http", "--port", str(port), "--workers", "2"]
-    process = subprocess.Popen(argv, stderr=subprocess.PIPE, env={**os.environ, "TOOLKIT_STORE": ""})
-    try:
-        wait_for_port(port, process=process)
-    finally:
-        process.terminate()
-        _, err = process.communicate(timeout=20)
+    err = _stderr_of_workers(f"{app}:app")
     assert b"lives in one worker" in err and b"stateless=True" in err
     assert b"WITHOUT sessions" not in err, "that app keeps its sessions: saying they are off would be false"
 
