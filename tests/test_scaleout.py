@@ -410,6 +410,25 @@ def test_workers_of_an_app_built_in_code_warn_that_sessions_stay_in_one_worker(t
     assert b"WITHOUT sessions" not in err, "that app keeps its sessions: saying they are off would be false"
 
 
+async def test_a_mounted_app_with_a_shared_store_needs_its_lifespan(redis: RedisServer) -> None:
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    from toolkit import Server
+
+    mcp_app = Server("mounted", store=redis.url).http_app()
+    host = Starlette(routes=[Mount("/api", app=mcp_app)])  # no lifespan=mcp_app.lifespan
+    transport = httpx.ASGITransport(app=host)
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+        reply = await client.post(
+            "/api/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            headers={"accept": "application/json, text/event-stream"},
+        )
+    assert reply.status_code == 500
+    assert "lifespan=mcp_app.lifespan" in reply.json()["error"]["message"]
+
+
 # --- real clients of both eras through the balancer ------------------------------------------------
 
 

@@ -76,14 +76,16 @@ class McpEndpoint:
         self.engine = engine
         self._running = running
         self.tool_headers = tool_headers
-        self.lifespan_required = lifespan_required
+        self.store = store if store is not None else MemoryStore()
+        # A shared store is started by the lifespan (its bus, its lease): without it, replicas
+        # could not tell each other anything, so a request is refused as for the user's lifespan.
+        self.lifespan_required = lifespan_required or self.store.shared
         self.stateless = stateless
         self.guard = HostGuard(
             allowed_hosts=allowed_hosts, allowed_origins=allowed_origins, enabled=dns_rebinding_protection
         )
         self.gate = BearerGate(auth, self.guard) if auth is not None else None
         self.max_body_bytes = max_body_bytes
-        self.store = store if store is not None else MemoryStore()
         self.event_store = event_store if event_store is not None else self.store.events()
         self.sse_ping_seconds = sse_ping_seconds
         self.lifecycle = Lifecycle(
