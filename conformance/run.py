@@ -2,8 +2,10 @@
 
 For each protocol version a fresh server is started with ``toolkit run ... --transport http`` on a
 free localhost port, the suite's ``server`` command runs every scenario that applies to that
-version, and the server is stopped. The verdict is read from each scenario's ``checks.json``: a
-scenario passes when none of its checks has status FAILURE (WARNINGs are listed, not counted).
+version, and the server is stopped. The verdict is read from each scenario's ``checks.json`` (see
+``Outcome.verdict`` and conformance/README.md): FAIL when a check is FAILURE or no result was
+recorded; NOT EXERCISED when every check of the scenario's own is SKIPPED or INFO (never a pass);
+PASS otherwise (WARNINGs are listed, not counted).
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ SPEC_VERSIONS = ("2025-11-25", "2026-07-28")
 EXTENSION = "extension"
 RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$")
 LISTED = re.compile(r"^\s*-\s+(?P<name>\S+)\s+\[(?P<tags>[^\]]*)\]")
+PASS, FAIL, NOT_EXERCISED = "PASS", "FAIL", "NOT EXERCISED"
+WIRE_CHECK = "wire-schema-valid"
+"""The suite's check on every message of every scenario: it says nothing about the scenario's own subject."""
+SILENT = ("SKIPPED", "INFO")
+"""Statuses of a check that did not test anything."""
 
 
 @dataclass
@@ -50,12 +57,20 @@ class Outcome:
         return [name if count == 1 else f"{name} x{count}" for name, count in counts.items()]
 
     @property
-    def passed(self) -> bool:
-        return self.problem is None and bool(self.checks) and not self.ids("FAILURE")
+    def own_checks(self) -> list[dict[str, Any]]:
+        return [check for check in self.checks if check.get("id") != WIRE_CHECK]
+
+    @property
+    def verdict(self) -> str:
+        """FAIL, NOT EXERCISED (nothing of the scenario's own was tested: never a pass) or PASS."""
+        if self.problem is not None or not self.checks or self.ids("FAILURE"):
+            return FAIL
+        if all(check.get("status") in SILENT for check in self.own_checks):
+            return NOT_EXERCISED
+        return PASS
 
     def line(self) -> str:
-        verdict = "PASS" if self.passed else "FAIL"
-        parts = [f"{verdict}  {self.version:<10}  {self.scenario}"]
+        parts = [f"{self.verdict:<4}  {self.version:<10}  {self.scenario}"]
         failed = self.ids("FAILURE")
         if self.problem is not None:
             parts.append(f"  [{self.problem}]")
@@ -64,9 +79,8 @@ class Outcome:
         warned = self.ids("WARNING")
         if warned:
             parts.append(f"  warnings: {', '.join(warned)}")
-        own = [check for check in self.checks if check.get("id") != "wire-schema-valid"]
-        if own and all(check.get("status") in ("SKIPPED", "INFO") for check in own):
-            parts.append(f"  (not exercised: its {len(own)} checks are SKIPPED/INFO)")
+        if self.verdict == NOT_EXERCISED:
+            parts.append(f"  (its {len(self.own_checks)} own checks are SKIPPED/INFO)")
         return "".join(parts)
 
     def details(self) -> Iterator[str]:
@@ -76,6 +90,24 @@ class Outcome:
                 if len(message) > 400:
                     message = message[:400] + " ..."
                 yield f"      {check.get('status')} {check.get('id')}: {message}"
+
+
+def summary(outcomes: list[Outcome]) -> str:
+    """``N passed, M failed, K not exercised``: a scenario that tested nothing is never counted as passed."""
+    verdicts = [outcome.verdict for outcome in outcomes]
+    return (
+        f"{verdicts.count(PASS)} passed, {verdicts.count(FAIL)} failed, {verdicts.count(NOT_EXERCISED)} not exercised"
+    )
+
+
+def exit_status(outcomes: list[Outcome]) -> int:
+    """1 when a scenario failed, or when none passed (a run that exercised nothing proved nothing); else 0.
+
+    A not-exercised scenario is not a failure of the server (the suite chose not to test it),
+    so it does not fail a run that passed something; it is never a pass either.
+    """
+    verdicts = [outcome.verdict for outcome in outcomes]
+    return 1 if FAIL in verdicts or PASS not in verdicts else 0
 
 
 def log(message: str) -> None:
@@ -260,7 +292,7 @@ def main() -> int:
                 {
                     "scenario": o.scenario,
                     "version": o.version,
-                    "passed": o.passed,
+                    "verdict": o.verdict,
                     "problem": o.problem,
                     "failed": o.ids("FAILURE"),
                     "warnings": o.ids("WARNING"),
@@ -272,12 +304,10 @@ def main() -> int:
     )
     log(f"raw results in {os.path.relpath(out, ROOT)}; took {time.monotonic() - started:.0f} s")
     if informational:
-        passed = sum(o.passed for o in informational)
-        print(f"extensions (informational, not scored): {passed} passed, {len(informational) - passed} failed")
+        print(f"extensions (informational, not scored): {summary(informational)}")
         return 0
-    passed = sum(o.passed for o in outcomes)
-    print(f"{passed} passed, {len(outcomes) - passed} failed")
-    return 0 if passed == len(outcomes) else 1
+    print(summary(outcomes))
+    return exit_status(outcomes)
 
 
 if __name__ == "__main__":
