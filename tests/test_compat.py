@@ -16,6 +16,7 @@ import pytest
 from pydantic import BaseModel, Field
 from tests.support.memory import ALL_VERSIONS, MODERN, STRUCTURED, UNSTRUCTURED, called, listed_tools
 from tests.support.spec import definitions
+from tests.wire import assert_valid
 from typing_extensions import TypedDict
 
 from toolkit import Audio, ContentBlock, EmbeddedResource, Image, ResourceLink, Server, Text, ToolError, ToolResult
@@ -414,6 +415,52 @@ async def test_own_content_blocks_replace_the_fallback(version: str) -> None:
         assert scores_result["structuredContent"] == {"result": [1, 2]}
     else:
         assert "structuredContent" not in scores_result
+
+
+# A ToolResult's own structured_content, on a tool with no output schema: one of each JSON type.
+NO_SCHEMA_VALUES: list[Any] = [[1, 2], 7, 0.5, "seven", True, None, {"a": 1}, {}]
+
+
+@pytest.mark.parametrize("value", NO_SCHEMA_VALUES, ids=json.dumps)
+@pytest.mark.parametrize("version", ALL_VERSIONS)
+async def test_structured_content_without_an_output_schema_in_each_era(version: str, value: Any) -> None:
+    """No ``outputSchema`` in any version; the value is sent all the same, in each era's shape.
+
+    2024-11-05/2025-03-26 have no ``structuredContent``: the text is all they get.
+    2025-06-18/2025-11-25 define it as an object, so a non-object goes as ``{"result": v}``
+    (an object as it is); 2026-07-28 takes any JSON value (SEP-2106), so ``v`` itself.
+    """
+    server = Server("no-output-schema")
+
+    @server.tool
+    def spelled_out() -> ToolResult:
+        return ToolResult(structured_content=value)
+
+    async with Client(server, protocol_version=version) as client:
+        tool = (await listed_tools(client))["spelled_out"]
+        response = await client.request("tools/call", {"name": "spelled_out", "arguments": {}})
+    result = response["result"]
+    assert "outputSchema" not in tool
+    assert result["content"] == [{"type": "text", "text": json.dumps(value, separators=(",", ":"))}]
+    if version in UNSTRUCTURED:
+        assert "structuredContent" not in result
+    elif version in STRUCTURED:
+        expected = value if isinstance(value, dict) else {"result": value}
+        assert isinstance(result["structuredContent"], dict), "2025-06-18/2025-11-25 allow only an object"
+        assert json.dumps(result["structuredContent"]) == json.dumps(expected)
+    else:
+        assert version == MODERN
+        assert "structuredContent" in result, "an absent field would mean 'no structured result'"
+        assert json.dumps(result["structuredContent"]) == json.dumps(value)
+    assert_valid(response, version, method="tools/call")
+
+
+@pytest.mark.parametrize("version", STRUCTURED)
+def test_the_official_schema_refuses_a_bare_structured_value_before_2026(version: str) -> None:
+    """The check above has teeth: 2025-06-18/2025-11-25's ``CallToolResult`` refuses ``[1, 2]``."""
+    bare = {"jsonrpc": "2.0", "id": 1, "result": {"content": [], "structuredContent": [1, 2]}}
+    with pytest.raises(AssertionError, match="structuredContent"):
+        assert_valid(bare, version, method="tools/call")
 
 
 @pytest.mark.parametrize("version", ALL_VERSIONS)

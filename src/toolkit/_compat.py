@@ -8,9 +8,14 @@ deterministically, what a client of a given version receives (ARCHITECTURE §3):
 | object                      | natural    | natural, root ``type: "object"``, root $ref inlined  | none      |
 | union of objects            | natural    | natural plus root ``type: "object"``            | no structured fields |
 | anything else               | natural    | wrapped in ``{"result": ...}``                  | no structured fields |
+| no output schema (*)        | the value  | an object as it is, anything else wrapped       | no structured fields |
 
 plus the envelope fields only the modern era has (``resultType``, ``ttlMs``/``cacheScope``,
 ``serverInfo`` in ``_meta``) and the content blocks older versions cannot carry.
+
+(*) A ``ToolResult``'s own ``structured_content`` on a tool without ``output_schema=``: no
+``outputSchema`` is advertised, but the value the tool chose to send is sent; 2025-06-18 and
+2025-11-25 define ``structuredContent`` as an object, so a non-object goes as ``{"result": v}``.
 """
 
 from __future__ import annotations
@@ -257,6 +262,9 @@ def call_result(outcome: CallOutcome, shape: ToolShape | None, version: str) -> 
         if is_modern(version):
             result["structuredContent"] = value
         elif (shape is not None and shape.wrapped) or not isinstance(value, dict):
+            # Wrapped by the advertised schema, or, with no output schema (a ToolResult's own
+            # structured_content), because 2025-06-18/2025-11-25 define structuredContent as
+            # an object: wrapped rather than dropped or sent invalid.
             result["structuredContent"] = {RESULT_KEY: value}
         else:
             result["structuredContent"] = value
