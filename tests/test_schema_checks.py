@@ -21,6 +21,7 @@ from tests.support.canary import Canary, serve_canary
 from tests.wire import assert_valid
 
 from toolkit import RegistrationError, SchemaError, Server
+from toolkit._schema import keywords
 from toolkit.testing import Client
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -193,6 +194,43 @@ def test_only_same_document_references(canary: Canary, where: str, keyword: str,
         register(server, name="remote", **{where: schema})
     assert_schema_error(error, "remote", "/properties/x" if where == "input_schema" else "/items")
     assert reference in str(error.value)
+    assert canary.hits == []
+
+
+# Every reference keyword, under a dialect that defines it. Written out here rather than read
+# from toolkit's keyword table, so that a keyword dropped from the table fails a case instead of
+# silently taking its case away with it.
+REFERENCE_KEYWORDS_BY_DIALECT = [
+    pytest.param(DIALECT, "$ref", id="2020-12 $ref"),
+    pytest.param(DIALECT, "$dynamicRef", id="2020-12 $dynamicRef"),
+    pytest.param("https://json-schema.org/draft/2019-09/schema", "$ref", id="2019-09 $ref"),
+    pytest.param("https://json-schema.org/draft/2019-09/schema", "$recursiveRef", id="2019-09 $recursiveRef"),
+    pytest.param("http://json-schema.org/draft-07/schema#", "$ref", id="draft-07 $ref"),
+]
+
+
+def test_every_reference_keyword_of_the_table_has_a_case() -> None:
+    pinned = {param.values[1] for param in REFERENCE_KEYWORDS_BY_DIALECT}
+    missing = keywords.REFERENCE_KEYWORDS - pinned
+    assert not missing, f"reference keywords without a remote-reference case below: {sorted(missing)}"
+
+
+@pytest.mark.parametrize(("dialect", "keyword"), REFERENCE_KEYWORDS_BY_DIALECT)
+@pytest.mark.parametrize("where", ["input_schema", "output_schema"])
+def test_a_remote_reference_is_refused_whatever_the_keyword(
+    canary: Canary, where: str, dialect: str, keyword: str
+) -> None:
+    reference = f"{canary.url}/evil.json"
+    if where == "input_schema":
+        schema: dict[str, Any] = {"$schema": dialect, **input_schema(x={keyword: reference})}
+    else:
+        schema = {"$schema": dialect, "type": "array", "items": {keyword: reference}}
+    server = Server("checks")
+    with pytest.raises(SchemaError) as error:
+        register(server, name="remote", **{where: schema})
+    assert_schema_error(error, "remote", "/properties/x" if where == "input_schema" else "/items")
+    assert f"non-local {keyword} {reference!r}" in str(error.value)
+    assert "remote" not in server.tools, "a refused tool is never advertised"
     assert canary.hits == []
 
 
