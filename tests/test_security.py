@@ -500,6 +500,10 @@ def _forged_states(state: str) -> dict[str, Any]:
     }
 
 
+FORGED_STATE_LIVENESS = 8.0
+"""Seconds a forged ``requestState`` may take to be refused (under the HTTP client's own 10 s)."""
+
+
 async def test_request_state_tampering_is_rejected(mcp_http: ServeHttp) -> None:
     http = await mcp_http(mrtr_server())
     modern = Modern(http, capabilities=CAPABILITIES)
@@ -507,20 +511,26 @@ async def test_request_state_tampering_is_rejected(mcp_http: ServeHttp) -> None:
     base = {"name": "transfer", "arguments": {"amount": 5}, "inputResponses": {"confirm": _answer({"ok": True})}}
     accepted = await modern.request("tools/call", {**base, "requestState": state})
     assert accepted.result["content"][0]["text"] == "sent 5 to alice (confirmed=True)", "the genuine state works"
-    problems = []
-    for what, forged in _forged_states(state).items():
-        started = time.monotonic()
-        reply = await modern.request("tools/call", {**base, "requestState": forged}, id=f"forged-{what}")
-        took = time.monotonic() - started
+
+    async def refused(what: str, forged: Any) -> str | None:
+        try:
+            # Liveness, not speed: a forged state is refused, never left hanging. A wide margin
+            # for a loaded machine; how fast a refusal is, is not what this test checks.
+            async with asyncio.timeout(FORGED_STATE_LIVENESS):
+                reply = await modern.request("tools/call", {**base, "requestState": forged}, id=f"forged-{what}")
+        except TimeoutError:
+            return f"{what}: no answer within {FORGED_STATE_LIVENESS:g} s"
         message = reply.message
-        if message.get("error", {}).get("code") != -32602 or message.get("id") != f"forged-{what}":
-            problems.append(f"{what}: {message}")
-        elif "mallory" in json.dumps(message):
-            problems.append(f"{what}: the forged answer was used")
-        if took > 2:
-            problems.append(f"{what}: took {took:.1f} s")
         assert_valid(message, MODERN)
-    assert problems == []
+        if message.get("error", {}).get("code") != -32602 or message.get("id") != f"forged-{what}":
+            return f"{what}: {message}"
+        if "mallory" in json.dumps(message):
+            return f"{what}: the forged answer was used"
+        return None
+
+    forged_states = _forged_states(state).items()
+    problems = await asyncio.gather(*(refused(what, forged) for what, forged in forged_states))
+    assert [problem for problem in problems if problem is not None] == []
 
 
 async def test_request_state_is_bound_to_its_tool_and_arguments(mcp_http: ServeHttp) -> None:
