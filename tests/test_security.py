@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.http_support import LEGACY, MODERN, Legacy, Modern, ServeHttp, connect, free_port, serve
+from tests.http_support import LEGACY, MODERN, Legacy, Modern, Reply, ServeHttp, connect, free_port, serve
 from tests.support.apps import load_module
 from tests.support.canary import Canary, serve_canary
 from tests.support.memory_stdio import MemoryStdio
@@ -105,24 +105,64 @@ def _small_server() -> Server:
 
 HOSTILE_HOSTS = [
     "evil.example.com",
+    "EVIL.Example.COM",
+    "evil.example.com.",
+    "evil.example.com:80",
     "localhost.evil.example.com",
+    "LocalHost.Evil.Example.Com",
+    "localhost.evil.example.com.:8000",
     "127.0.0.1.nip.io",
+    "127.0.0.1.nip.io.",
     "127.0.0.2",
     "0.0.0.0",
     "[::2]",
+    "[2001:db8::1]:8000",
     "10.0.0.1:8000",
     "localhost@evil.example.com",
+    "evil.example.com@localhost",
+    "",
 ]
 HOSTILE_ORIGINS = [
     "http://evil.example.com",
+    "HTTP://EVIL.EXAMPLE.COM",
+    "http://evil.example.com.",
     "https://localhost.evil.example.com",
+    "http://LocalHost.Evil.Example.Com:3000",
     "http://127.0.0.1.nip.io:8000",
+    "http://127.0.0.2",
+    "http://[::2]",
+    "http://[2001:db8::1]:8000",
+    "http://localhost@evil.example.com",
     "null",
     "file://",
     "chrome-extension://abcdefghijklmnop",
-    "http://[::2]",
     "ftp://localhost",
+    "",
 ]
+LENIENT = (
+    "the guard's host_only() keeps what precedes ':port' or follows ']' and ignores the rest, so "
+    "a malformed value that starts like a local host gets through (src/toolkit/_transports/http/security.py)"
+)
+LENIENT_HOSTS = ["localhost:80@evil.example.com", "[::1]@evil.example.com", "[::1].evil.example.com"]
+LENIENT_ORIGINS = [
+    "http://localhost:80@evil.example.com",
+    "http://[::1]@evil.example.com",
+    "http://[::1].evil.example.com",
+]
+"""Hostile values the guard lets through today: xfail(strict), so the fix turns them into plain cases."""
+
+
+def _hostile(hosts: list[str], origins: list[str], lenient: list[str]) -> list[Any]:
+    """One case per hostile Host (421) and Origin (403) value; the lenient ones are known to get through."""
+    cases = []
+    for name, status, values in [("Host", 421, hosts), ("Origin", 403, origins)]:
+        for value in values:
+            marks = [pytest.mark.xfail(raises=AssertionError, strict=True, reason=LENIENT)] if value in lenient else []
+            cases.append(pytest.param({name: value}, status, id=f"{name}={value!r}", marks=marks))
+    return cases
+
+
+HOSTILE = _hostile(HOSTILE_HOSTS + LENIENT_HOSTS, HOSTILE_ORIGINS + LENIENT_ORIGINS, LENIENT_HOSTS + LENIENT_ORIGINS)
 FRIENDLY = [
     {"Host": "localhost"},
     {"Host": "LOCALHOST:1234"},
@@ -134,48 +174,107 @@ FRIENDLY = [
 ]
 
 
-async def test_host_and_origin_are_checked_by_default_on_every_method(mcp_http: ServeHttp) -> None:
+def _refused(reply: Reply, status: int) -> str | None:
+    """What is wrong with the refusal of a hostile request, or ``None``."""
+    message = reply.messages[-1] if reply.messages else {}
+    if reply.status != status:
+        return f"HTTP {reply.status}, expected {status}"
+    if "result" in message or "error" not in message or "id" in message:
+        return f"not a JSON-RPC error without an id: {message or reply.body_text!r}"
+    if "mcp-session-id" in reply.headers:
+        return "a session id was handed out"
+    return None
+
+
+@pytest.mark.parametrize(("headers", "status"), HOSTILE)
+async def test_a_hostile_host_or_origin_is_refused_on_every_method(
+    mcp_http: ServeHttp, headers: dict[str, str], status: int
+) -> None:
     http = await mcp_http(_small_server())
     session = await Legacy(http).open()
-    modern = Modern(http)
-    problems = []
-    hostile = [({"Host": host}, 421) for host in HOSTILE_HOSTS] + [({"Origin": o}, 403) for o in HOSTILE_ORIGINS]
-    for headers, status in hostile:
-        replies = {
-            "modern POST": await modern.request("tools/list", headers=headers),
-            "legacy POST": await session.request("tools/list", headers=headers),
-            "legacy DELETE": await session.delete(headers=headers),
-        }
-        async with session.listen(headers=headers) as stream:
-            get_status = stream.status
-        for what, reply in replies.items():
-            if reply.status != status or "result" in (reply.messages[-1] if reply.messages else {}):
-                problems.append(f"{what} with {headers}: HTTP {reply.status}, expected {status}")
-        if get_status != status:
-            problems.append(f"legacy GET with {headers}: HTTP {get_status}, expected {status}")
-    for headers in FRIENDLY:
-        reply = await modern.request("tools/list", headers=headers)
-        if reply.status != 200:
-            problems.append(f"modern POST with {headers}: HTTP {reply.status}, expected 200")
+    replies = {
+        "modern POST": await Modern(http).request("tools/list", headers=headers),
+        "legacy POST": await session.request("tools/list", headers=headers),
+        "legacy notification": await session.notify("notifications/roots/list_changed", headers=headers),
+        "legacy DELETE": await session.delete(headers=headers),
+    }
+    problems = [f"{what}: {problem}" for what, reply in replies.items() if (problem := _refused(reply, status))]
+    async with session.listen(headers=headers) as stream:
+        if stream.status != status:
+            problems.append(f"legacy GET: HTTP {stream.status}, expected {status}")
     assert problems == []
     assert (await session.request("ping")).status == 200, "a rejected DELETE must not end the session"
 
 
-async def test_a_foreign_origin_cannot_initialize_or_learn_a_session(mcp_http: ServeHttp) -> None:
+@pytest.mark.parametrize("headers", FRIENDLY, ids=[f"{name}={value!r}" for h in FRIENDLY for name, value in h.items()])
+async def test_local_hosts_and_origins_are_served_in_both_eras(mcp_http: ServeHttp, headers: dict[str, str]) -> None:
     http = await mcp_http(_small_server())
-    reply = await http.send(
-        version=LEGACY,
-        body={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}},
-        },
-        headers={"Origin": "http://evil.example.com"},
+    assert (await Modern(http).request("tools/list", headers=headers)).status == 200
+    session = await Legacy(http).open(headers=headers)
+    assert (await session.request("tools/list", headers=headers)).status == 200
+
+
+def _tool_counting_server(calls: list[str]) -> Server:
+    server = Server("security", version="1.0.0")
+
+    @server.tool
+    def transfer(to: str) -> str:
+        """A tool with an effect a hostile page must never cause."""
+        calls.append(to)
+        return f"sent to {to}"
+
+    return server
+
+
+@pytest.mark.parametrize(("headers", "status"), HOSTILE)
+async def test_a_hostile_request_learns_nothing_and_runs_nothing(
+    mcp_http: ServeHttp, headers: dict[str, str], status: int
+) -> None:
+    """Both eras: no session and no server description for a hostile page, and no tool runs for it."""
+    calls: list[str] = []
+    http = await mcp_http(_tool_counting_server(calls))
+    initialize = Legacy(http).body(
+        "initialize",
+        {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}},
     )
-    assert reply.status == 403
-    assert "mcp-session-id" not in reply.headers
-    assert "id" not in reply.message and "error" in reply.message
+    modern, session = Modern(http), await Legacy(http).open()
+    replies = {
+        "legacy initialize": await http.send(version=LEGACY, body=initialize, headers=headers),
+        "modern server/discover": await modern.request("server/discover", headers=headers),
+        "modern tools/call": await modern.call_tool("transfer", {"to": "mallory"}, headers=headers),
+        "legacy tools/call": await session.call_tool("transfer", {"to": "mallory"}, headers=headers),
+    }
+    problems = [f"{what}: {problem}" for what, reply in replies.items() if (problem := _refused(reply, status))]
+    assert problems == []
+    assert calls == [], "a refused request ran the tool"
+    await modern.call_tool("transfer", {"to": "alice"})
+    await session.call_tool("transfer", {"to": "bob"})
+    assert calls == ["alice", "bob"], "the tool runs for a local client"
+
+
+ALLOWED = {"allowed_hosts": ["mcp.example.com"], "allowed_origins": ["https://app.example.com"]}
+NEAR_ALLOWED = _hostile(
+    ["mcp.example.com.evil.example.com", "evil-mcp.example.com", "mcp.example.com@evil.example.com"],
+    ["https://app.example.com.evil.example.com", "http://app.example.com", "https://app.example.com:8443"],
+    [],
+)
+
+
+@pytest.mark.parametrize(("headers", "status"), HOSTILE + NEAR_ALLOWED)
+async def test_allowed_hosts_and_origins_let_in_only_themselves(
+    mcp_http: ServeHttp, headers: dict[str, str], status: int
+) -> None:
+    http = await mcp_http(_small_server(), **ALLOWED)
+    modern, session = Modern(http), await Legacy(http).open()
+    for allowed in ({"Host": "mcp.example.com"}, {"Origin": "https://app.example.com"}):
+        assert (await modern.request("tools/list", headers=allowed)).status == 200
+        assert (await session.request("tools/list", headers=allowed)).status == 200
+    replies = {
+        "modern POST": await modern.request("tools/list", headers=headers),
+        "legacy POST": await session.request("tools/list", headers=headers),
+    }
+    problems = [f"{what}: {problem}" for what, reply in replies.items() if (problem := _refused(reply, status))]
+    assert problems == []
 
 
 # --- masking of unexpected errors --------------------------------------------------------------
