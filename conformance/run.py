@@ -80,7 +80,8 @@ class Outcome:
         if warned:
             parts.append(f"  warnings: {', '.join(warned)}")
         if self.verdict == NOT_EXERCISED:
-            parts.append(f"  (its {len(self.own_checks)} own checks are SKIPPED/INFO)")
+            count = len(self.own_checks)
+            parts.append(f"  ({count} own check{'' if count == 1 else 's'}, all SKIPPED/INFO)")
         return "".join(parts)
 
     def details(self) -> Iterator[str]:
