@@ -139,30 +139,25 @@ HOSTILE_ORIGINS = [
     "ftp://localhost",
     "",
 ]
-LENIENT = (
-    "the guard's host_only() keeps what precedes ':port' or follows ']' and ignores the rest, so "
-    "a malformed value that starts like a local host gets through (src/toolkit/_transports/http/security.py)"
-)
-LENIENT_HOSTS = ["localhost:80@evil.example.com", "[::1]@evil.example.com", "[::1].evil.example.com"]
-LENIENT_ORIGINS = [
+MALFORMED_HOSTS = ["localhost:80@evil.example.com", "[::1]@evil.example.com", "[::1].evil.example.com"]
+MALFORMED_ORIGINS = [
     "http://localhost:80@evil.example.com",
     "http://[::1]@evil.example.com",
     "http://[::1].evil.example.com",
 ]
-"""Hostile values the guard lets through today: xfail(strict), so the fix turns them into plain cases."""
+"""Values that start like a local host but carry more than ``:port`` after it (once let through)."""
 
 
-def _hostile(hosts: list[str], origins: list[str], lenient: list[str]) -> list[Any]:
-    """One case per hostile Host (421) and Origin (403) value; the lenient ones are known to get through."""
+def _hostile(hosts: list[str], origins: list[str]) -> list[Any]:
+    """One case per hostile Host (421) and Origin (403) value."""
     cases = []
     for name, status, values in [("Host", 421, hosts), ("Origin", 403, origins)]:
         for value in values:
-            marks = [pytest.mark.xfail(raises=AssertionError, strict=True, reason=LENIENT)] if value in lenient else []
-            cases.append(pytest.param({name: value}, status, id=f"{name}={value!r}", marks=marks))
+            cases.append(pytest.param({name: value}, status, id=f"{name}={value!r}"))
     return cases
 
 
-HOSTILE = _hostile(HOSTILE_HOSTS + LENIENT_HOSTS, HOSTILE_ORIGINS + LENIENT_ORIGINS, LENIENT_HOSTS + LENIENT_ORIGINS)
+HOSTILE = _hostile(HOSTILE_HOSTS + MALFORMED_HOSTS, HOSTILE_ORIGINS + MALFORMED_ORIGINS)
 FRIENDLY = [
     {"Host": "localhost"},
     {"Host": "LOCALHOST:1234"},
@@ -256,7 +251,6 @@ ALLOWED = {"allowed_hosts": ["mcp.example.com"], "allowed_origins": ["https://ap
 NEAR_ALLOWED = _hostile(
     ["mcp.example.com.evil.example.com", "evil-mcp.example.com", "mcp.example.com@evil.example.com"],
     ["https://app.example.com.evil.example.com", "http://app.example.com", "https://app.example.com:8443"],
-    [],
 )
 
 

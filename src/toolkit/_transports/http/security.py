@@ -51,11 +51,22 @@ class HostGuard:
 
 
 def host_only(host: str) -> str:
-    """``host[:port]`` without the port (IPv6 literals keep their brackets)."""
+    """``host[:port]`` without the port (IPv6 literals keep their brackets).
+
+    Anything else after the host than ``:digits`` (``localhost:80@evil.example``,
+    ``[::1].evil.example``) comes back whole, so it matches no allowed host.
+    """
     host = host.strip().lower()
     if host.startswith("["):
-        return host[: host.find("]") + 1]
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+        end = host.find("]")
+        rest = host[end + 1 :]
+        if end > 0 and (not rest or (rest[0] == ":" and rest[1:].isdigit())):
+            return host[: end + 1]
+        return host
+    name, colon, port = host.rpartition(":")
+    if colon and ":" not in name:
+        return name if port.isdigit() else host
+    return host
 
 
 def decode_header_value(value: str) -> str | None:
