@@ -527,3 +527,14 @@ async def test_kwargs_are_fine_with_a_hand_written_input_schema() -> None:
     server.tool(input_schema={"type": "object", "properties": {"a": {"type": "integer"}}})(star_kwargs)
     async with Client(server) as client:
         assert texts(await call(client, "star_kwargs", {"a": 1})) == ["1"]
+
+
+def test_server_tool_called_with_a_function_and_options_keeps_the_options() -> None:
+    server = Server("options")
+
+    def one() -> int:
+        return 1
+
+    assert server.tool(one, name="uno", title="Uno") is one
+    (tool,) = server.tools.values()
+    assert (tool.name, tool.title) == ("uno", "Uno")

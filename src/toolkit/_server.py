@@ -250,7 +250,7 @@ class Server:
     # --- tools --------------------------------------------------------------------------------
 
     @overload
-    def tool(self, fn: F, /) -> F: ...
+    def tool(self, fn: F, /, **options: Unpack[ToolOptions]) -> F: ...
 
     @overload
     def tool(self, fn: None = None, /, **options: Unpack[ToolOptions]) -> Callable[[F], F]: ...
@@ -276,8 +276,8 @@ class Server:
             scopes: OAuth scopes a caller's token must grant to see and call the tool
                 (HTTP with ``auth=``); others get 403 ``insufficient_scope`` naming them.
         """
-        if fn is not None:
-            self.add_tool(fn)
+        if fn is not None:  # server.tool(fn) or server.tool(fn, name=...): the options count too
+            self.add_tool(fn, **options)
             return fn
 
         def decorator(function: F) -> F:
