@@ -10,9 +10,9 @@ import math
 from typing import Any
 
 import pytest
-from tests.support.memory import ALL_VERSIONS, MODERN, STRUCTURED, called, listed_tools
+from tests.support.memory import ALL_VERSIONS, MODERN, SERVER_INFO_KEY, STRUCTURED, called, listed_tools
 
-from toolkit import Audio, ContentBlock, ResourceLink, Server, ToolResult, _compat
+from toolkit import Audio, ContentBlock, McpError, ResourceLink, Server, ToolError, ToolResult, _compat
 from toolkit.testing import Client
 
 ID = "https://example.com/schemas/readings.json"
@@ -117,3 +117,32 @@ def test_an_unknown_method_is_http_404_in_the_modern_era_only(version: str, stat
     error = _compat.method_not_found("tools/frobnicate", version)
     assert (error.code, error.http_status) == (-32601, status)
     assert error.message == f"Method not found: 'tools/frobnicate' is not available in protocol version {version}"
+
+
+@pytest.mark.parametrize("version", ALL_VERSIONS)
+async def test_an_empty_server_version_is_sent_as_it_is(version: str) -> None:
+    async with Client(Server("bare", version=""), protocol_version=version) as client:
+        if version == MODERN:
+            info = (await client.result("server/discover"))["_meta"][SERVER_INFO_KEY]
+        else:
+            assert client.initialize_result is not None
+            info = client.initialize_result["serverInfo"]
+    assert info == {"name": "bare", "version": ""}
+
+
+def test_a_missing_client_capability_is_error_32021_with_http_400_in_the_modern_era() -> None:
+    error = _compat.missing_capability("elicitation", MODERN)
+    assert isinstance(error, McpError)
+    assert (error.code, error.http_status, error.data) == (-32021, 400, {"requiredCapabilities": {"elicitation": {}}})
+    assert error.message == (
+        "This request needs the client capability 'elicitation', which the request's "
+        "_meta clientCapabilities does not declare"
+    )
+
+
+def test_a_missing_client_capability_fails_the_tool_in_the_legacy_era() -> None:
+    error = _compat.missing_capability("sampling", "2025-11-25")
+    assert isinstance(error, ToolError)
+    assert (
+        str(error) == "This tool needs the client capability 'sampling', which the client did not declare at initialize"
+    )
