@@ -182,6 +182,13 @@ def nested_list(levels: int) -> Any:
     return value
 
 
+def nested_dict(levels: int) -> Any:
+    value: Any = 0
+    for _ in range(levels):
+        value = {"k": value}
+    return value
+
+
 def json_depth(value: Any) -> int:
     """Containers nested in ``value``, counting itself."""
     if isinstance(value, dict):
@@ -311,6 +318,16 @@ async def test_argument_formats_are_asserted_and_output_formats_are_not() -> Non
     assert compile_validator(day).is_valid({"day": "someday"})
 
 
+async def test_output_formats_are_annotations() -> None:
+    # A client validates structuredContent with 2020-12's default: "format" does not assert.
+    server = Server("formats")
+    day = {"type": "object", "properties": {"day": {"type": "string", "format": "date"}}, "required": ["day"]}
+    server.add_tool(lambda: {"day": "someday"}, name="when", description="d", output_schema=day)
+    async with Client(server, protocol_version="2025-11-25") as client:
+        result = await called(client, "when")
+    assert result["structuredContent"] == {"day": "someday"}
+
+
 # Needs about 2^n backtracking steps before the second alternative matches.
 EXPENSIVE = {"type": "string", "pattern": "^(?:(?:a|aa)+(?=b)b|a+)$"}
 
@@ -365,6 +382,11 @@ ONLY_LOCAL = (
         ({"type": "string", "pattern": "("}, 'schema cannot be compiled: "(" is not a "regex"', ""),
         ({"default": nested_list(300)}, "schema is nested deeper than 256 levels", ""),
         ({"properties": {"a": {"const": {"k": nested_list(300)}}}}, "schema is nested deeper than 256 levels", ""),
+        ({"examples": [nested_dict(300)]}, "schema is nested deeper than 256 levels", ""),
+        # Just past the bound: 257 levels counting the root, reached through subschemas or not.
+        ({"default": nested_list(256)}, "schema is nested deeper than 256 levels", ""),
+        ({"properties": {"a": {"default": nested_list(254)}}}, "schema is nested deeper than 256 levels", ""),
+        ({"items": {"default": nested_list(255)}}, "schema is nested deeper than 256 levels", ""),
     ],
 )
 def test_what_a_refused_schema_is_told(schema: Any, message: str, pointer: str) -> None:
@@ -373,13 +395,6 @@ def test_what_a_refused_schema_is_told(schema: Any, message: str, pointer: str) 
         check_schema(schema, what="schema")
     assert str(error.value) == message
     assert error.value.pointer == pointer
-
-
-def nested_dict(levels: int) -> Any:
-    value: Any = 0
-    for _ in range(levels):
-        value = {"k": value}
-    return value
 
 
 def test_deep_data_within_the_bound_is_accepted() -> None:
