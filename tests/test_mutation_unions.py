@@ -44,6 +44,8 @@ def tagged(tag: str | dict[str, Any]) -> dict[str, Any]:
         pytest.param({"type": "number"}, {"const": 3}, False, id="a number type accepts integers"),
         pytest.param({"type": "number"}, {"const": 2.5}, False, id="a number type accepts 2.5"),
         pytest.param({"type": "number"}, {"type": "string"}, True, id="number and string"),
+        pytest.param({"type": ["string", "integer"]}, {"type": "boolean"}, True, id="a list of types"),
+        pytest.param({"type": ["string", "integer"]}, {"type": "number"}, False, id="a list of types that meets"),
         pytest.param({"type": "string"}, {"const": "s"}, False, id="string"),
         pytest.param({"type": "array"}, {"const": [1]}, False, id="array"),
         pytest.param({"type": "object"}, {"const": {"k": 1}}, False, id="object"),
