@@ -249,3 +249,17 @@ async def test_lists_never_ask_for_input() -> None:
         for method in ("tools/list", "prompts/list", "resources/list"):
             result = await client.result(method)
             assert result["resultType"] == "complete"
+
+
+def test_a_state_lives_at_least_its_ttl(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The expiry is a whole second rounded up: never shorter than ``ttl_seconds`` (a flake once)."""
+    import toolkit._mrtr as mrtr
+
+    signer = mrtr.StateSigner("secret", ttl_seconds=1)
+    monkeypatch.setattr(mrtr.time, "time", lambda: 100.99)
+    state = signer.sign(method="tools/call", name="t", arguments={}, answers={"k": 1})
+    monkeypatch.setattr(mrtr.time, "time", lambda: 101.98)  # 0.99 s later: still inside its second
+    assert signer.verify(state, method="tools/call", name="t", arguments={}) == {"k": 1}
+    monkeypatch.setattr(mrtr.time, "time", lambda: 102.01)  # past 100.99 + 1, rounded up
+    with pytest.raises(mrtr.McpError, match="expired"):
+        signer.verify(state, method="tools/call", name="t", arguments={})

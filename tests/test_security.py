@@ -537,9 +537,13 @@ def _answer(content: dict[str, Any]) -> dict[str, Any]:
     return {"action": "accept", "content": content}
 
 
-async def _second_round_state(modern: Modern) -> str:
+async def _second_round_state(modern: Modern, *, state_ttl: tuple[Server, float] | None = None) -> str:
+    """The state of the second round; ``state_ttl`` shortens the server's TTL for that state alone."""
     first = await modern.call_tool("transfer", {"amount": 5})
     assert first.result["resultType"] == "input_required"
+    if state_ttl is not None:
+        server, seconds = state_ttl
+        server.state_signer.ttl_seconds = seconds
     second = await modern.request(
         "tools/call",
         {
@@ -656,8 +660,9 @@ async def test_request_state_from_another_key_or_after_expiry_is_rejected(mcp_ht
     other_key = await Modern(http_two, capabilities=CAPABILITIES).request("tools/call", params)
     assert other_key.message["error"]["code"] == -32602
 
-    signer_server.state_signer.ttl_seconds = 1
-    short_lived = await _second_round_state(Modern(http_one, capabilities=CAPABILITIES))
+    # Only the second round's state is short-lived (1 s, so at most 2 s at a whole-second expiry):
+    # the first round's state keeps the default TTL however slow the machine is.
+    short_lived = await _second_round_state(Modern(http_one, capabilities=CAPABILITIES), state_ttl=(signer_server, 1))
     await asyncio.sleep(2.1)
     expired = await Modern(http_one, capabilities=CAPABILITIES).request(
         "tools/call", {**params, "requestState": short_lived}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import math
 import os
 import secrets
 import time
@@ -111,7 +112,7 @@ class StateSigner:
                 "n": name,
                 "d": digest(arguments),
                 "c": caller,
-                "e": int(time.time() + self.ttl_seconds),
+                "e": math.ceil(time.time() + self.ttl_seconds),  # lives at least ttl_seconds
                 "a": answers,
             }
         )
