@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("store", ("_session", "_events", "_mrtr", "_store")),
     ("auth", ("_auth",)),
     ("transports", ("_transports",)),
-    ("engine", ("_settings", "_scope", "_context", "_notifications", "_pages", "_engine")),
+    ("engine", ("_settings", "_scope", "_context", "_notifications", "_pages", "_tasks", "_engine")),
     ("facade", ("_server",)),
     ("entry", ("_loader", "_cli", "testing", "auth", "stores", "__main__", "__init__")),
 ]

@@ -199,8 +199,12 @@ class Context:
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send ``notifications/progress``, if the request carried a progress token.
 
-        Progress must increase (spec); a value not above the last one sent is dropped.
+        Progress must increase (spec); a value not above the last one sent is dropped. In a
+        task, the progress also becomes the task's ``statusMessage`` (``message``, else
+        "progress/total"): 2026-07-28 sends no progress notifications for tasks.
         """
+        if self._scope.task is not None:
+            await self._scope.task.progress(progress, total, message)
         token = self._scope.progress_token
         if token is None:
             return
@@ -248,6 +252,8 @@ class Context:
         scope = self._scope
         input_key = self._key(capability, key)
         scope.require(capability)
+        if scope.task is not None:
+            return await scope.task.ask(input_key, method, params, valid)
         if scope.modern:
             answer = scope.answers.get(input_key)
             if valid(answer):

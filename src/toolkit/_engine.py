@@ -35,13 +35,13 @@ from ._errors import (
 from ._jsonrpc import Notification, Raw, Reply, Request, Response, TooDeep, encode, encode_result, error_reply
 from ._notifications import Listener, Subscribers
 from ._pages import Pages
-from ._prompts import Prompt
 from ._registry import Kind, Registry
 from ._resources import Resource, ResourceTemplate
 from ._scope import RequestScope, legacy_scope, modern_scope
 from ._session import Connection, Session
 from ._settings import Settings
 from ._store.base import Store
+from ._tasks import Tasks
 from ._tools import Tool
 from ._types import (
     LOG_RANK,
@@ -60,7 +60,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("toolkit")
 
 Handler = Callable[[RequestScope], Awaitable[dict[str, Any] | Raw]]
-NO_SCOPES: frozenset[str] = frozenset()
 
 
 def _error(request_id: RequestId | None, exc: McpError) -> Reply:
@@ -93,6 +92,7 @@ class Engine:
         self._background: set[asyncio.Task[Any]] = set()
         self._bus: Store | None = None
         """The started shared store that carries change notifications to every replica, if any."""
+        self.tasks = Tasks(settings, registry)
         registry.on_change(self._changed)
         self._handlers: dict[str, Handler] = {
             "tools/list": self._tools_list,
@@ -103,16 +103,21 @@ class Engine:
             "prompts/list": self._prompts_list,
             "prompts/get": self._prompts_get,
             "completion/complete": self._complete,
+            "tasks/get": self._task_method("get"),
+            "tasks/cancel": self._task_method("cancel"),
         }
         self._legacy_only: dict[str, Handler] = {
             "ping": self._ping,
             "logging/setLevel": self._set_level,
             "resources/subscribe": self._subscribe,
             "resources/unsubscribe": self._unsubscribe,
+            "tasks/result": self._task_method("result"),
+            "tasks/list": self._task_method("list"),
         }
         self._modern_only: dict[str, Handler] = {
             "server/discover": self._discover,
             "subscriptions/listen": self._listen,
+            "tasks/update": self._task_method("update"),
         }
 
     # --- entry points ---------------------------------------------------------------------------
@@ -174,43 +179,7 @@ class Engine:
 
     def required_scopes(self, method: str, params: dict[str, Any]) -> frozenset[str]:
         """The scopes the tool, resource or prompt a request targets requires (none for other requests)."""
-        registry = self.registry
-        if method == "tools/call":
-            kinds: tuple[Kind, ...] = ("tools",)
-        elif method in ("resources/read", "resources/subscribe"):
-            kinds = ("resources", "templates")
-        elif method == "prompts/get":
-            kinds = ("prompts",)
-        elif method == "completion/complete":
-            kinds = ("prompts", "resources", "templates")
-        else:
-            return NO_SCOPES
-        if not any(registry.scopes[kind] for kind in kinds):
-            return NO_SCOPES  # nothing of those kinds is protected: the common case, at once
-        target = self._target(method, params)
-        return target.scopes if target is not None else NO_SCOPES
-
-    def _target(self, method: str, params: dict[str, Any]) -> Tool | Resource | ResourceTemplate | Prompt | None:
-        registry = self.registry
-        if method == "tools/call":
-            name = params.get("name")
-            return registry.tools.get(name) if isinstance(name, str) else None
-        if method == "prompts/get":
-            name = params.get("name")
-            return registry.prompts.get(name) if isinstance(name, str) else None
-        if method == "completion/complete":
-            ref = params.get("ref")
-            if not isinstance(ref, dict):
-                return None
-            key = ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")
-            if not isinstance(key, str):
-                return None
-            if ref.get("type") == "ref/prompt":
-                return registry.prompts.get(key)
-            return registry.templates.get(key) or registry.resources.get(key)
-        uri = params.get("uri")
-        found = registry.find_resource(uri) if isinstance(uri, str) else None
-        return found[0] if found is not None else None
+        return self.registry.required_scopes(method, params)
 
     def _authorize(self, request: Request, access_token: AccessToken) -> None:
         """Refuse a request for something the token's scopes do not grant (HTTP checks first, with a challenge)."""
@@ -239,10 +208,11 @@ class Engine:
     # --- replicas ---------------------------------------------------------------------------------
 
     async def attach_store(self, store: Store) -> None:
-        """Serve with a started store: changes go to every replica, and replicas share one state key."""
+        """Serve with a started store: changes go to every replica, and replicas share one state key and tasks."""
         if not store.shared:
             return
         self._bus = store
+        self.tasks.attach(store)
         signer = self.settings.state_signer
         if signer.generated:  # no secret configured: agree on one with the other replicas
             secret = await store.shared_secret()
@@ -251,6 +221,11 @@ class Engine:
 
     def detach_store(self) -> None:
         self._bus = None
+        self.tasks.detach()
+
+    async def stop_tasks(self) -> None:
+        """The server stops: end the tasks running here (each ``failed``, saying so)."""
+        await self.tasks.shutdown()
 
     def handle_broadcast(self, message: dict[str, Any]) -> None:
         """A change announced by some replica (this one included): tell the listeners connected here."""
@@ -259,6 +234,8 @@ class Engine:
             self._deliver_changed(message["k"])
         elif kind == "updated" and isinstance(message.get("u"), str):
             self._spawn(self.subscribers.resource_updated(message["u"]))
+        elif kind == "task":
+            self.tasks.on_bus(message)
 
     # --- era handling ---------------------------------------------------------------------------
 
@@ -290,6 +267,8 @@ class Engine:
         capabilities["logging"] = {}
         if registry.prompts or registry.templates:
             capabilities["completions"] = {}
+        if registry.has_tasks:
+            _compat.task_capabilities(capabilities, version)
         return _compat.fields_for("ServerCapabilities", capabilities, version)
 
     def server_info(self, version: str) -> dict[str, Any]:
@@ -454,6 +433,10 @@ class Engine:
             arguments = _arguments(params)
         except ArgumentsTooDeep:  # for a tool, bad arguments are an isError result
             return self._finish(_compat.call_result(tool.too_deep(), None, scope.version), scope)
+        if tool.task != "forbidden" or "task" in params:
+            ttl_ms = self.tasks.ttl_for(scope, tool)
+            if ttl_ms is not None:
+                return await self._start_task(scope, tool, arguments, ttl_ms)
         context = self._prepare(scope, name, arguments)
         try:
             outcome = await tool.call(arguments, context)
@@ -463,6 +446,32 @@ class Engine:
             outcome = CallOutcome.error(str(exc))
         result = _compat.call_result(outcome, self._shapes.get(tool, scope.version), scope.version)
         return self._finish(result, scope)
+
+    # --- tasks ------------------------------------------------------------------------------------
+
+    async def _start_task(
+        self, scope: RequestScope, tool: Tool, arguments: dict[str, Any], ttl_ms: int
+    ) -> dict[str, Any]:
+        async def body(task_scope: RequestScope) -> dict[str, Any]:
+            try:
+                outcome = await tool.call(arguments, Context(task_scope, self._services))
+            except ToolError as exc:
+                outcome = CallOutcome.error(str(exc))
+            result = _compat.call_result(outcome, self._shapes.get(tool, task_scope.version), task_scope.version)
+            return self._finish(result, task_scope)
+
+        record = await self.tasks.create(scope, tool.name, ttl_ms, body)
+        view = self.tasks.view(record, scope.version, detailed=False)
+        return self._finish(_compat.created_task(view, scope.version), scope, result_type="task")
+
+    def _task_method(self, name: str) -> Handler:
+        """The handler of ``tasks/<name>`` (each era's own; see ``Tasks``)."""
+
+        async def handler(scope: RequestScope) -> dict[str, Any]:
+            result: dict[str, Any] = await getattr(self.tasks.available(scope), name)(scope)
+            return result if name in ("result", "list") else self._finish(result, scope)
+
+        return handler
 
     async def _resources_read(self, scope: RequestScope) -> dict[str, Any]:
         uri = _required_str(scope.params, "uri")

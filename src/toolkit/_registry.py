@@ -17,6 +17,8 @@ from ._prompts import Prompt
 from ._resources import Resource, ResourceTemplate
 from ._tools import Tool
 
+NO_SCOPES: Final[frozenset[str]] = frozenset()
+
 Kind = Literal["tools", "resources", "templates", "prompts"]
 KINDS: Final[tuple[Kind, ...]] = ("tools", "resources", "templates", "prompts")
 CompletionKey = tuple[str, str, str]
@@ -57,6 +59,11 @@ class Registry:
     @property
     def has_prompts(self) -> bool:
         return bool(self.prompts)
+
+    @property
+    def has_tasks(self) -> bool:
+        """Whether some tool may run as a task (the server then declares tasks)."""
+        return any(tool.task != "forbidden" for tool in self.tools.values())
 
     # --- changes ------------------------------------------------------------------------------
 
@@ -131,3 +138,46 @@ class Registry:
             if variables is not None:
                 return template, variables
         return None
+
+    # --- what a request is about -----------------------------------------------------------------
+
+    def required_scopes(self, method: str, params: dict[str, Any]) -> frozenset[str]:
+        """The scopes the tool, resource or prompt a request targets requires (none for other requests)."""
+        registry = self
+        if method == "tools/call":
+            kinds: tuple[Kind, ...] = ("tools",)
+        elif method in ("resources/read", "resources/subscribe"):
+            kinds = ("resources", "templates")
+        elif method == "prompts/get":
+            kinds = ("prompts",)
+        elif method == "completion/complete":
+            kinds = ("prompts", "resources", "templates")
+        else:
+            return NO_SCOPES
+        if not any(registry.scopes[kind] for kind in kinds):
+            return NO_SCOPES  # nothing of those kinds is protected: the common case, at once
+        target = self.target(method, params)
+        return target.scopes if target is not None else NO_SCOPES
+
+    def target(self, method: str, params: dict[str, Any]) -> Tool | Resource | ResourceTemplate | Prompt | None:
+        """The tool, resource (or template) or prompt a request is about, if it names a registered one."""
+        registry = self
+        if method == "tools/call":
+            name = params.get("name")
+            return registry.tools.get(name) if isinstance(name, str) else None
+        if method == "prompts/get":
+            name = params.get("name")
+            return registry.prompts.get(name) if isinstance(name, str) else None
+        if method == "completion/complete":
+            ref = params.get("ref")
+            if not isinstance(ref, dict):
+                return None
+            key = ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")
+            if not isinstance(key, str):
+                return None
+            if ref.get("type") == "ref/prompt":
+                return registry.prompts.get(key)
+            return registry.templates.get(key) or registry.resources.get(key)
+        uri = params.get("uri")
+        found = registry.find_resource(uri) if isinstance(uri, str) else None
+        return found[0] if found is not None else None

@@ -28,6 +28,7 @@ from ._versions import BEFORE_INITIALIZE, MODERN_VERSIONS, unsupported_version
 
 if TYPE_CHECKING:
     from ._auth.tokens import AccessToken
+    from ._tasks import TaskRun
 
 
 @dataclass(slots=True)
@@ -54,6 +55,8 @@ class RequestScope:
     """The transport's view of the request (e.g. the Starlette ``Request`` over HTTP)."""
     access_token: AccessToken | None = None
     """The caller's verified access token; ``None`` when the request carried none (stdio, no ``auth=``)."""
+    task: TaskRun | None = None
+    """The task this call runs as, if it does (``ctx.elicit`` then asks through the task)."""
 
     @property
     def caller(self) -> str | None:

@@ -102,6 +102,10 @@ class Server:
             request is refused at once with an error saying so.
         max_argument_depth: deepest JSON nesting accepted in tool arguments; deeper arguments
             get an ``isError`` result without reaching validation.
+        task_ttl_ms: how long a task and its result are kept, from its creation (default one
+            hour); a 2025-11-25 client may ask for another TTL, up to ``max_task_ttl_ms``.
+        max_task_ttl_ms: the longest TTL a client may ask for (default 24 hours).
+        task_poll_interval_ms: the polling interval suggested to clients of tasks.
         auth: a token verifier (``toolkit.auth.JWTVerifier``, ``IntrospectionVerifier``, or
             your own): every HTTP request must then carry a bearer token it accepts. stdio is
             unaffected (the spec: stdio takes its credentials from the environment).
@@ -140,6 +144,9 @@ class Server:
         store: Store | str | None = None,
         max_concurrent_requests: int = 100,
         max_argument_depth: int = 64,
+        task_ttl_ms: int = 3_600_000,
+        max_task_ttl_ms: int = 86_400_000,
+        task_poll_interval_ms: int = 1000,
         auth: TokenVerifier | None = None,
         authorization_servers: Sequence[str] = (),
         resource_url: str | None = None,
@@ -149,6 +156,12 @@ class Server:
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
+        if not 1 <= task_ttl_ms <= max_task_ttl_ms:
+            raise ValueError(
+                f"task_ttl_ms must be at least 1 and at most max_task_ttl_ms ({max_task_ttl_ms}), not {task_ttl_ms}"
+            )
+        if task_poll_interval_ms < 1:
+            raise ValueError(f"task_poll_interval_ms must be at least 1, not {task_poll_interval_ms}")
         self.settings = Settings(
             name=name,
             version=version,
@@ -166,6 +179,9 @@ class Server:
             tool_timeout=tool_timeout,
             max_concurrent_requests=max_concurrent_requests,
             max_argument_depth=max_argument_depth,
+            task_ttl_ms=task_ttl_ms,
+            max_task_ttl_ms=max_task_ttl_ms,
+            task_poll_interval_ms=task_poll_interval_ms,
         )
         self.lifespan = lifespan
         self.lifespan_state: Any = None
@@ -216,6 +232,9 @@ class Server:
     tool_timeout: _Setting[float | None] = _Setting()
     max_concurrent_requests: _Setting[int] = _Setting()
     max_argument_depth: _Setting[int] = _Setting()
+    task_ttl_ms: _Setting[int] = _Setting()
+    max_task_ttl_ms: _Setting[int] = _Setting()
+    task_poll_interval_ms: _Setting[int] = _Setting()
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, tools={len(self.registry.tools)})"
@@ -275,6 +294,10 @@ class Server:
             timeout: Seconds before the call is cancelled and an error returned.
             scopes: OAuth scopes a caller's token must grant to see and call the tool
                 (HTTP with ``auth=``); others get 403 ``insufficient_scope`` naming them.
+            task: ``"optional"``: the call becomes a task (answered at once with a task
+                handle, polled with ``tasks/get``) when the client can take one;
+                ``"required"``: always a task, clients that cannot are refused;
+                ``"forbidden"`` (default): never. See docs/tasks.md.
         """
         if fn is not None:  # server.tool(fn) or server.tool(fn, name=...): the options count too
             self.add_tool(fn, **options)

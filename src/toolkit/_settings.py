@@ -24,11 +24,14 @@ class Settings:
         "mask_errors",
         "max_argument_depth",
         "max_concurrent_requests",
+        "max_task_ttl_ms",
         "name",
         "page_size",
         "read_cache_scope",
         "read_ttl_ms",
         "state_signer",
+        "task_poll_interval_ms",
+        "task_ttl_ms",
         "title",
         "tool_timeout",
         "version",
@@ -54,6 +57,9 @@ class Settings:
         tool_timeout: float | None,
         max_concurrent_requests: int,
         max_argument_depth: int,
+        task_ttl_ms: int = 3_600_000,
+        max_task_ttl_ms: int = 86_400_000,
+        task_poll_interval_ms: int = 1000,
     ) -> None:
         self.name = name
         self.version = version
@@ -71,3 +77,6 @@ class Settings:
         self.tool_timeout = tool_timeout
         self.max_concurrent_requests = max_concurrent_requests
         self.max_argument_depth = max_argument_depth
+        self.task_ttl_ms = task_ttl_ms
+        self.max_task_ttl_ms = max_task_ttl_ms
+        self.task_poll_interval_ms = task_poll_interval_ms

@@ -16,7 +16,7 @@ import logging
 import re
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, NotRequired, Unpack, get_args, get_origin
+from typing import Any, Final, Literal, NotRequired, Unpack, get_args, get_origin
 
 import pydantic
 import pydantic_core
@@ -92,6 +92,10 @@ def _schema_object(schema: Any, what: str) -> dict[str, Any]:
     return dict(schema)
 
 
+TaskSupport = Literal["forbidden", "optional", "required"]
+TASK_SUPPORT: tuple[TaskSupport, ...] = ("forbidden", "optional", "required")
+
+
 class ToolOptions(TypedDict, total=False):
     """The keyword options of ``@server.tool`` / ``server.add_tool`` (each documented on ``Server.tool``)."""
 
@@ -107,6 +111,7 @@ class ToolOptions(TypedDict, total=False):
     root_param: str | None
     timeout: float | None
     scopes: Iterable[str] | None
+    task: TaskSupport
 
 
 class Tool:
@@ -140,6 +145,14 @@ class Tool:
         self.icons = options.get("icons")
         self.timeout = options.get("timeout")
         self.scopes = declared_scopes(options.get("scopes"), f"tool {self.name!r}")
+        task = options.get("task", "forbidden")
+        if task not in TASK_SUPPORT:
+            raise ValueError(
+                f"tool {self.name!r}: task={task!r} is not one of {', '.join(map(repr, TASK_SUPPORT))} "
+                '(whether a client may run it as a task: "optional", "required", or "forbidden", the default)'
+            )
+        self.task: TaskSupport = task
+        """Whether the tool runs as a task: never (default), when the client can take one, or always."""
         """OAuth scopes a caller's access token must grant to see and call this tool."""
         input_schema, root_param = options.get("input_schema"), options.get("root_param")
         output_schema, structured_output = options.get("output_schema"), options.get("structured_output")

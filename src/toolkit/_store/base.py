@@ -5,7 +5,7 @@ request can serve it: the legacy sessions (negotiated version, client capabiliti
 log level, resource subscriptions, idle expiry), who holds a session's ``GET`` stream, the
 events of resumable SSE streams, a bus that carries what one replica must tell the others
 (a session ended, a cancellation, a client's answer to a server-to-client request, a change
-notification), the liveness of each replica, and the secret that seals ``requestState``.
+notification), the liveness of each replica, the secret that seals ``requestState``, and tasks (``tasks.py``).
 
 ``MemoryStore`` keeps all of it in this process (one replica: ``toolkit run`` without
 ``--store``, the default). ``RedisStore`` (``toolkit._store.redis``) keeps it in Redis.
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .._events import EventStore
+from .tasks import MemoryTaskStore, TaskStore
 
 logger = logging.getLogger("toolkit")
 
@@ -66,6 +67,7 @@ class Store(ABC):
         self.request_id_base = 0
         """Added to the ids of server-to-client requests, so replicas never reuse each other's."""
         self._on_message: OnMessage | None = None
+        self._task_store: TaskStore | None = None
 
     @property
     def describe(self) -> str:
@@ -85,6 +87,12 @@ class Store(ABC):
     def events(self) -> EventStore | None:
         """The event store for resumable SSE streams that this store provides by default, if any."""
         return None
+
+    def tasks(self) -> TaskStore:
+        """Where this store keeps tasks (in this process unless the store says otherwise)."""
+        if self._task_store is None:
+            self._task_store = MemoryTaskStore()
+        return self._task_store
 
     async def shared_secret(self) -> bytes | None:
         """A secret every replica of this store agrees on (for ``requestState``), or ``None``."""

@@ -182,6 +182,7 @@ class StdioSession:
     async def _drain(self) -> None:
         self.engine.close_listeners()
         await self.lifecycle.drain()
+        await self.engine.stop_tasks()
         self.engine.forget(self.connection.session)
 
 

@@ -123,6 +123,7 @@ class McpEndpoint:
             finally:
                 self.sessions.stop_reaper()
                 await self.shutdown()
+                await self.engine.stop_tasks()
                 self.engine.detach_store()
                 await self.store.close()
                 self._started = False

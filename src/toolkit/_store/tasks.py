@@ -1,0 +1,173 @@
+"""Where tasks live: the ``TaskStore`` interface and its in-memory implementation.
+
+A task (the tasks extension of 2026-07-28, and the experimental tasks of 2025-11-25) is a
+record every replica can read: its status and status message, its creator, its outstanding
+input requests, the answers a client sent for them, and, once it ends, its result or error.
+The replica that accepted the task runs it and writes its transitions; any replica answers
+``tasks/get``, takes a ``tasks/update`` or a ``tasks/cancel`` and tells the running replica
+over the bus. A record lives ``ttl_ms`` from its creation, then it is gone.
+
+A record in a terminal status (``completed``, ``failed``, ``cancelled``) never changes again:
+``update_task`` leaves it as it is, so a cancellation and a late result cannot both win.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from typing import Any, Final
+
+TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+STATUSES: Final = ("working", "input_required", "completed", "failed", "cancelled")
+CHANGEABLE: Final = frozenset({"status", "status_message", "result", "error", "input_requests", "poll_interval_ms"})
+
+
+@dataclass(slots=True)
+class TaskRecord:
+    """One task as every replica sees it."""
+
+    id: str
+    owner: str | None
+    """Who may see and steer it (the caller's token subject, else the legacy session); ``None``: whoever has the id."""
+    modern: bool
+    """Created by a 2026-07-28 request (the extension) or by a 2025-11-25 session (experimental tasks)."""
+    version: str
+    tool: str
+    ttl_ms: int
+    poll_interval_ms: int
+    replica: str
+    """The replica running it (its lease says whether it still runs)."""
+    created_at: float = field(default_factory=time.time)
+    """Wall-clock seconds (sent as ISO 8601)."""
+    updated_at: float = 0.0
+    status: str = "working"
+    status_message: str | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Outstanding requests to the client, by key (status ``input_required``)."""
+    answers: dict[str, Any] = field(default_factory=dict)
+    """Answers a client sent for outstanding requests that the running replica has not taken yet."""
+
+    def __post_init__(self) -> None:
+        if not self.updated_at:
+            self.updated_at = self.created_at
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TaskRecord:
+        return cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})
+
+
+class TaskStore(ABC):
+    """The tasks of a deployment. Every method may raise ``toolkit.StoreUnavailable``."""
+
+    @abstractmethod
+    async def create_task(self, record: TaskRecord) -> None:
+        """Keep a new task for ``record.ttl_ms``; when this returns, ``get_task`` finds it on every replica."""
+
+    @abstractmethod
+    async def get_task(self, task_id: str) -> TaskRecord | None:
+        """The task, or ``None`` if unknown or past its TTL."""
+
+    @abstractmethod
+    async def update_task(self, task_id: str, **changes: Any) -> TaskRecord | None:
+        """Apply ``changes`` (fields in ``CHANGEABLE``) unless the task is terminal; the record as it now is.
+
+        ``None`` if the task is gone. A terminal task is returned unchanged: compare its status.
+        """
+
+    @abstractmethod
+    async def answer_task(self, task_id: str, responses: dict[str, Any]) -> TaskRecord | None:
+        """Keep the answers to outstanding input requests (others are ignored); ``None`` if the task is gone."""
+
+    @abstractmethod
+    async def take_answers(self, task_id: str) -> dict[str, Any]:
+        """The answers kept for the task, removed from it (the running replica takes them)."""
+
+    @abstractmethod
+    async def list_tasks(self, owner: str | None) -> list[TaskRecord]:
+        """The live tasks of ``owner`` created through 2025-11-25 sessions, oldest first (``tasks/list``)."""
+
+
+def check_changes(changes: dict[str, Any]) -> None:
+    unknown = sorted(set(changes) - CHANGEABLE)
+    if unknown:
+        raise ValueError(f"update_task: cannot change {unknown}; the fields are {sorted(CHANGEABLE)}")
+    status = changes.get("status")
+    if status is not None and status not in STATUSES:
+        raise ValueError(f"update_task: unknown status {status!r}; use one of {STATUSES}")
+
+
+def apply_answers(record: TaskRecord, responses: dict[str, Any]) -> None:
+    """Keep the answers for keys outstanding and not yet answered (spec: ignore the others)."""
+    for key, answer in responses.items():
+        if key in record.input_requests and key not in record.answers:
+            record.answers[key] = answer
+
+
+class MemoryTaskStore(TaskStore):
+    """Tasks in this process (one replica)."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, tuple[TaskRecord, float]] = {}
+
+    def _live(self, task_id: str) -> TaskRecord | None:
+        held = self._tasks.get(task_id)
+        if held is None:
+            return None
+        if held[1] <= time.monotonic():
+            del self._tasks[task_id]
+            return None
+        return held[0]
+
+    def _purge(self) -> None:
+        now = time.monotonic()
+        for task_id in [key for key, (_, expires) in self._tasks.items() if expires <= now]:
+            del self._tasks[task_id]
+
+    async def create_task(self, record: TaskRecord) -> None:
+        self._purge()
+        self._tasks[record.id] = (copy.deepcopy(record), time.monotonic() + record.ttl_ms / 1000)
+
+    async def get_task(self, task_id: str) -> TaskRecord | None:
+        record = self._live(task_id)
+        return copy.deepcopy(record) if record is not None else None
+
+    async def update_task(self, task_id: str, **changes: Any) -> TaskRecord | None:
+        check_changes(changes)
+        record = self._live(task_id)
+        if record is None:
+            return None
+        if not record.terminal:
+            for name, value in changes.items():
+                setattr(record, name, copy.deepcopy(value))
+            record.updated_at = time.time()
+        return copy.deepcopy(record)
+
+    async def answer_task(self, task_id: str, responses: dict[str, Any]) -> TaskRecord | None:
+        record = self._live(task_id)
+        if record is None:
+            return None
+        apply_answers(record, copy.deepcopy(responses))
+        return copy.deepcopy(record)
+
+    async def take_answers(self, task_id: str) -> dict[str, Any]:
+        record = self._live(task_id)
+        if record is None:
+            return {}
+        answers, record.answers = record.answers, {}
+        return answers
+
+    async def list_tasks(self, owner: str | None) -> list[TaskRecord]:
+        self._purge()
+        found = [record for record, _ in self._tasks.values() if not record.modern and record.owner == owner]
+        return [copy.deepcopy(record) for record in sorted(found, key=lambda record: record.created_at)]

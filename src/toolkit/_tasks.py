@@ -1,0 +1,495 @@
+"""Tasks: a tool call that answers at once with a task handle, runs on, and is polled.
+
+Both forms of the protocol go through here (the wire shapes of each are ``_compat``'s):
+
+- 2026-07-28, the ``io.modelcontextprotocol/tasks`` extension: a request that declares the
+  extension may get a task for a tool registered with ``task="optional"``/``"required"``;
+  ``tasks/get`` polls, ``tasks/update`` brings the client's answers to the task's
+  ``inputRequests``, ``tasks/cancel`` cancels.
+- 2025-11-25, experimental tasks: a session asks with ``params.task``; ``tasks/get``,
+  ``tasks/result`` (waits for the end), ``tasks/list``, ``tasks/cancel``. A question the tool
+  asks is a request to the client carrying the task's id, sent on the ``tasks/result`` stream
+  the client opens (or the session's ``GET`` stream, or kept until one opens).
+
+The replica that accepts a task runs it as an asyncio task here; the record lives in a
+``TaskStore`` (in this process, or in Redis so that any replica answers for it). Answers and
+cancellations reaching another replica travel over the store's bus; a task whose replica
+stopped is failed by whoever next looks at it, once that replica's lease has run out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import math
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Final
+
+from . import _compat
+from ._errors import INTERNAL_ERROR, INVALID_PARAMS, ClientRequestError, McpError, ToolError
+from ._store.tasks import MemoryTaskStore, TaskRecord, TaskStore
+from ._types import Send
+
+if TYPE_CHECKING:
+    from ._registry import Registry
+    from ._scope import RequestScope
+    from ._settings import Settings
+    from ._store.base import Store
+    from ._tools import Tool
+
+logger = logging.getLogger("toolkit")
+
+Body = Callable[["RequestScope"], Awaitable[dict[str, Any]]]
+"""Runs the call a task stands for and returns its finished result (shaped for the scope's version)."""
+
+ANSWER_RECHECK_SECONDS: Final = 5.0
+"""How often a task waiting for input looks in the store itself (in case a bus message was lost)."""
+END_RECHECK_SECONDS: Final = 1.0
+"""How often ``tasks/result`` looks in the store while the task runs on another replica."""
+
+
+def _not_found(task_id: Any) -> McpError:
+    # One answer for unknown, expired and someone else's: nothing tells them apart.
+    return McpError(
+        INVALID_PARAMS,
+        f"Failed to retrieve task: Task not found ({task_id!r} is unknown, has expired, or is not yours)",
+        {"taskId": task_id},
+    )
+
+
+def owner_of(scope: RequestScope) -> str | None:
+    """Whom a task belongs to: the token's subject, else the legacy session, else whoever holds its id."""
+    if scope.caller is not None:
+        return f"caller:{scope.caller}"
+    if scope.session is not None and scope.session.id is not None:
+        return f"session:{scope.session.id}"
+    return None
+
+
+class TaskRun:
+    """A task running in this replica: its asyncio task, its questions to the client, its output."""
+
+    def __init__(self, tasks: Tasks, record: TaskRecord, scope: RequestScope) -> None:
+        self.tasks = tasks
+        self.id = record.id
+        self.modern = record.modern
+        self.scope = scope
+        self.runner: asyncio.Task[None] | None = None
+        self.cancelled_by_client = False
+        self.done = asyncio.Event()
+        self._waiting: dict[str, asyncio.Future[Any]] = {}
+        self._outstanding: dict[str, dict[str, Any]] = {}
+        self._used: set[str] = set()
+        self._write = asyncio.Lock()
+        self._result_streams: list[Send] = []
+        self._outbox: list[dict[str, Any]] = []
+
+    # --- what the tool's Context calls ---------------------------------------------------------
+
+    async def ask(self, key: str, method: str, params: dict[str, Any], valid: Callable[[Any], bool]) -> Any:
+        """Ask the client and wait for its answer: ``inputRequests`` (2026-07-28) or a request (2025-11-25)."""
+        if not self.modern:
+            return await self._ask_session(method, params)
+        while True:
+            key = self._fresh(key)
+            future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            self._waiting[key] = future
+            self._outstanding[key] = {"method": method, "params": params}
+            try:
+                await self._save(status="input_required", status_message=f"Waiting for the client: {method}")
+                answer = await self._answer(key, future)
+            finally:
+                self._waiting.pop(key, None)
+                self._outstanding.pop(key, None)
+            if not self._outstanding:
+                await self._save(status="working", status_message=None)
+            else:
+                await self._save()
+            if valid(answer):
+                return answer
+            # An answer that is not one (a malformed result): ask again, under a new key (a key
+            # is never reused once answered, spec "Task Update Requests").
+
+    def _fresh(self, key: str) -> str:
+        candidate, n = key, 1
+        while candidate in self._used:
+            n += 1
+            candidate = f"{key}-{n}"
+        self._used.add(candidate)
+        return candidate
+
+    async def _answer(self, key: str, future: asyncio.Future[Any]) -> Any:
+        while True:
+            try:
+                return await asyncio.wait_for(asyncio.shield(future), ANSWER_RECHECK_SECONDS)
+            except TimeoutError:
+                await self.take_answers()
+
+    async def take_answers(self) -> None:
+        """Collect the answers the store holds for this task and hand them to the questions waiting."""
+        answers = await self.tasks.store.take_answers(self.id)
+        for key, answer in answers.items():
+            future = self._waiting.get(key)
+            if future is not None and not future.done():
+                future.set_result(answer)
+
+    async def _ask_session(self, method: str, params: dict[str, Any]) -> Any:
+        scope = self.scope
+        assert scope.session is not None
+        params = _compat.related_task(dict(params), self.id)
+        await self._save(status="input_required", status_message=f"Waiting for the client: {method}")
+        try:
+            timeout = self.tasks.settings.client_request_timeout
+            return await scope.session.request(method, params, self.send, timeout)
+        except ClientRequestError as exc:
+            raise ToolError(f"{method} failed: {exc}") from None
+        finally:
+            await self._save(status="working", status_message=None)
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """Progress shows as the task's status message (``tasks/get`` carries it)."""
+        text = message if message else (f"{progress:g}/{total:g}" if total is not None else f"{progress:g}")
+        await self._save(status_message=text)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """A 2025-11-25 task's message to the client: on a ``tasks/result`` stream, the session's, or kept."""
+        if "id" not in message:  # requests already carry the task's id in _meta
+            params = message.get("params")
+            message = {**message, "params": _compat.related_task(dict(params) if params else {}, self.id)}
+        if self._result_streams:
+            await self._result_streams[-1](message)
+            return
+        session = self.scope.session
+        if session is not None and session.notify is not None:
+            await session.notify(message)
+            return
+        self._outbox.append(message)
+
+    async def stream_to(self, send: Send) -> None:
+        """A ``tasks/result`` request is open: what the task sends goes there (what waited goes first)."""
+        self._result_streams.append(send)
+        waiting, self._outbox = self._outbox, []
+        for message in waiting:
+            await send(message)
+
+    def stop_streaming_to(self, send: Send) -> None:
+        with contextlib.suppress(ValueError):
+            self._result_streams.remove(send)
+
+    async def _save(self, **changes: Any) -> None:
+        async with self._write:
+            changes["input_requests"] = dict(self._outstanding)
+            await self.tasks.store.update_task(self.id, **changes)
+
+
+class Tasks:
+    """The tasks of one server: creating, running, looking up and steering them."""
+
+    def __init__(self, settings: Settings, registry: Registry) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.store: TaskStore = MemoryTaskStore()
+        self.replica = "local"
+        self._bus: Store | None = None
+        self._runs: dict[str, TaskRun] = {}
+        self._ended: dict[str, asyncio.Event] = {}
+
+    # --- replicas ---------------------------------------------------------------------------------
+
+    def attach(self, store: Store) -> None:
+        """Keep tasks in a shared store, so that every replica answers for them."""
+        self.store = store.tasks()
+        self.replica = store.replica
+        self._bus = store
+
+    def detach(self) -> None:
+        self._bus = None
+
+    def on_bus(self, message: dict[str, Any]) -> None:
+        """A replica said something about a task (``{"t": "task", "a": action, "i": id}``)."""
+        task_id, action = message.get("i"), message.get("a")
+        if not isinstance(task_id, str):
+            return
+        if action == "ended":
+            event = self._ended.get(task_id)
+            if event is not None:
+                event.set()
+            return
+        run = self._runs.get(task_id)
+        if run is None:
+            return
+        if action == "input":
+            self._spawn(run.take_answers())
+        elif action == "cancel" and run.runner is not None:
+            run.cancelled_by_client = True
+            run.runner.cancel()
+
+    async def _tell(self, action: str, task_id: str) -> None:
+        if self._bus is not None:
+            await self._bus.publish({"t": "task", "a": action, "i": task_id})
+
+    # --- creating and running ------------------------------------------------------------------------
+
+    def available(self, scope: RequestScope) -> Tasks:
+        """These tasks, if ``scope``'s version has tasks and some tool may run as one (else not found / -32021)."""
+        form = _compat.task_form(scope.version)
+        if form is None or not self.registry.has_tasks:
+            raise _compat.method_not_found(scope.method, scope.version)
+        if form == "extension" and not _compat.wants_extension(scope.client_capabilities):
+            raise _compat.extension_missing(scope.method)
+        return self
+
+    def ttl_for(self, scope: RequestScope, tool: Tool) -> int | None:
+        """The TTL of the task a ``tools/call`` becomes, or ``None``: it runs as an ordinary call."""
+        form = _compat.task_form(scope.version)
+        if form == "extension":  # the server decides: a task whenever the request can take one
+            if tool.task == "forbidden":
+                return None
+            if _compat.wants_extension(scope.client_capabilities):
+                return self.settings.task_ttl_ms
+        elif form == "experimental" and self.registry.has_tasks:  # the client decides, with params.task
+            requested = scope.params.get("task")
+            if requested is not None:
+                if not isinstance(requested, dict):
+                    raise McpError(INVALID_PARAMS, 'Invalid params: "task" must be an object ({"ttl": ms} or {})')
+                if tool.task == "forbidden":
+                    raise _compat.task_not_allowed(tool.name, scope.version)
+                return self.ttl_ms(requested.get("ttl"))
+        else:  # a version without tasks, or a server that declared none: an ordinary call
+            return None
+        if tool.task == "required":
+            raise _compat.task_required(tool.name, scope.version)
+        return None
+
+    def ttl_ms(self, requested: Any) -> int:
+        """The TTL a new task gets: the one asked for (2025-11-25 ``task.ttl``), capped; the default otherwise."""
+        settings = self.settings
+        if requested is None:
+            return settings.task_ttl_ms
+        if isinstance(requested, bool) or not isinstance(requested, (int, float)) or not math.isfinite(requested):
+            raise McpError(INVALID_PARAMS, 'Invalid params: "task.ttl" must be a number of milliseconds')
+        if requested < 1:
+            raise McpError(INVALID_PARAMS, f'Invalid params: "task.ttl" must be at least 1 ms, not {requested!r}')
+        return int(min(requested, settings.max_task_ttl_ms))  # spec: the receiver may override the TTL
+
+    async def create(self, scope: RequestScope, tool: str, ttl_ms: int, body: Body) -> TaskRecord:
+        """Store a new task (durably: ``tasks/get`` finds it once this returns) and start running it."""
+        record = TaskRecord(
+            id=str(uuid.uuid4()),
+            owner=owner_of(scope),
+            modern=scope.modern,
+            version=scope.version,
+            tool=tool,
+            ttl_ms=ttl_ms,
+            poll_interval_ms=self.settings.task_poll_interval_ms,
+            replica=self.replica,
+        )
+        await self.store.create_task(record)
+        task_scope = dataclasses.replace(scope, answers={}, pending_inputs={})
+        run = TaskRun(self, record, task_scope)
+        task_scope.task = run
+        # 2026-07-28: progress and log notifications are not sent for tasks (spec, "Task Status
+        # Notifications"); 2025-11-25: they go where the task's messages go, with its id.
+        task_scope.send = run.send if not scope.modern else _drop
+        if scope.modern:
+            task_scope.progress_token = None
+        self._runs[record.id] = run
+        run.runner = asyncio.get_running_loop().create_task(self._run(run, body, ttl_ms / 1000))
+        return record
+
+    async def _run(self, run: TaskRun, body: Body, lifetime: float) -> None:
+        changes: dict[str, Any]
+        try:
+            async with asyncio.timeout(lifetime):
+                result = await body(run.scope)
+            changes = {"status": _compat.finished_status(result, run.scope.version), "result": result}
+            if changes["status"] == "failed":
+                changes["status_message"] = "The tool reported an error (isError); tasks/result has it"
+        except asyncio.CancelledError:
+            if run.cancelled_by_client:
+                changes = {"status": "cancelled", "status_message": "Cancelled by the client"}
+            else:
+                changes = _failed(INTERNAL_ERROR, "The server stopped before the task finished")
+        except TimeoutError:
+            changes = _failed(INTERNAL_ERROR, f"The task ran past its TTL ({lifetime:g} s) and was stopped")
+        except McpError as exc:
+            changes = _failed(exc.code, exc.message, exc.data)
+        except Exception:
+            logger.exception("task %s (tool %r) failed", run.id, run.scope.params.get("name"))
+            changes = _failed(INTERNAL_ERROR, "Internal error")
+        try:
+            await self.store.update_task(run.id, input_requests={}, **changes)
+        except Exception:  # the store is out of reach: the lease will fail the task for us
+            logger.exception("could not record the end of task %s", run.id)
+        finally:
+            self._runs.pop(run.id, None)
+            run.done.set()
+            self._wake(run.id)
+            with contextlib.suppress(Exception):
+                await self._tell("ended", run.id)
+
+    def _wake(self, task_id: str) -> None:
+        event = self._ended.get(task_id)
+        if event is not None:
+            event.set()
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        async def run() -> None:
+            try:
+                await work
+            except Exception:
+                logger.exception("task bookkeeping failed")
+
+        asyncio.get_running_loop().create_task(run())
+
+    async def shutdown(self) -> None:
+        """Stop the tasks running here (each ends ``failed``, saying the server stopped)."""
+        runs = list(self._runs.values())
+        for run in runs:
+            if run.runner is not None:
+                run.runner.cancel()
+        for run in runs:
+            await run.done.wait()
+
+    # --- looking up --------------------------------------------------------------------------------
+
+    async def find(self, scope: RequestScope) -> TaskRecord:
+        """The task ``params.taskId`` names, if the caller may see it; a dead replica's task is failed first."""
+        task_id = scope.params.get("taskId")
+        if not isinstance(task_id, str):
+            problem = "is missing" if task_id is None else f"must be a string, not {type(task_id).__name__}"
+            raise McpError(INVALID_PARAMS, f'Invalid params: "taskId" {problem}', {"param": "taskId"})
+        record = await self.store.get_task(task_id)
+        if record is None or record.owner != owner_of(scope) or record.modern != scope.modern:
+            raise _not_found(task_id)
+        if not record.terminal and record.id not in self._runs:
+            record = await self.find_again(record)
+        return record
+
+    def view(self, record: TaskRecord, version: str, *, detailed: bool) -> dict[str, Any]:
+        return _compat.task_view(record.to_json(), version, detailed=detailed)
+
+    # --- the methods -----------------------------------------------------------------------------------
+
+    async def get(self, scope: RequestScope) -> dict[str, Any]:
+        """``tasks/get``: the task as the version shows it (2026-07-28: with its result, error or questions)."""
+        return self.view(await self.find(scope), scope.version, detailed=True)
+
+    async def update(self, scope: RequestScope) -> dict[str, Any]:
+        """``tasks/update`` (2026-07-28): answers to the task's ``inputRequests``; an empty acknowledgement."""
+        responses = scope.params.get("inputResponses")
+        if not isinstance(responses, dict):
+            raise McpError(
+                INVALID_PARAMS, 'Invalid params: "inputResponses" must be an object of answers by request key'
+            )
+        record = await self.find(scope)
+        if not record.terminal:  # answers for a task that is not asking are ignored (spec)
+            await self.answer(record, responses)
+        return {}
+
+    async def cancel(self, scope: RequestScope) -> dict[str, Any]:
+        """``tasks/cancel``: 2026-07-28 acknowledges; 2025-11-25 returns the cancelled task, refuses an ended one."""
+        record = await self.find(scope)
+        if record.terminal:
+            if scope.modern:  # cancellation is cooperative: acknowledged, nothing to do
+                return {}
+            raise McpError(INVALID_PARAMS, f"Cannot cancel task: already in terminal status {record.status!r}")
+        record = await self.stop(record)
+        return {} if scope.modern else self.view(record, scope.version, detailed=False)
+
+    async def result(self, scope: RequestScope) -> dict[str, Any]:
+        """``tasks/result`` (2025-11-25): wait for the end, then what the call itself would have answered."""
+        record = await self.wait_end(await self.find(scope), scope.send)
+        if record.result is not None:
+            return _compat.related_task(dict(record.result), record.id)
+        error = record.error or {"code": INTERNAL_ERROR, "message": "The task was cancelled before it finished"}
+        raise McpError(error["code"], error["message"], error.get("data"))
+
+    async def list(self, scope: RequestScope) -> dict[str, Any]:
+        """``tasks/list`` (2025-11-25): the caller's tasks, a page at a time."""
+        records = await self.store.list_tasks(owner_of(scope))
+        cursor = scope.params.get("cursor")
+        start = 0
+        if cursor is not None:
+            if not isinstance(cursor, str) or not cursor.isdigit() or int(cursor) > len(records):
+                raise McpError(INVALID_PARAMS, f"Invalid params: unknown cursor {cursor!r}", {"cursor": cursor})
+            start = int(cursor)
+        end = start + self.settings.page_size
+        result: dict[str, Any] = {
+            "tasks": [self.view(record, scope.version, detailed=False) for record in records[start:end]]
+        }
+        if end < len(records):
+            result["nextCursor"] = str(end)
+        return result
+
+    # --- steering ------------------------------------------------------------------------------------
+
+    async def answer(self, record: TaskRecord, responses: dict[str, Any]) -> None:
+        """Answers for the task's questions (keys not outstanding are ignored, as the spec says)."""
+        await self.store.answer_task(record.id, responses)
+        run = self._runs.get(record.id)
+        if run is not None:
+            await run.take_answers()
+        else:
+            await self._tell("input", record.id)
+
+    async def stop(self, record: TaskRecord) -> TaskRecord:
+        """Cancel the task (it is ``cancelled`` when this returns, unless it had ended) and stop its tool."""
+        updated = await self.store.update_task(
+            record.id, status="cancelled", status_message="Cancelled by the client", input_requests={}
+        )
+        run = self._runs.get(record.id)
+        if run is not None and run.runner is not None:
+            run.cancelled_by_client = True
+            run.runner.cancel()
+        else:
+            await self._tell("cancel", record.id)
+        return updated or record
+
+    async def wait_end(self, record: TaskRecord, send: Send) -> TaskRecord:
+        """Wait until the task ends (2025-11-25 ``tasks/result``); meanwhile its messages go to ``send``."""
+        run = self._runs.get(record.id)
+        if run is not None:
+            await run.stream_to(send)
+            try:
+                await run.done.wait()
+            finally:
+                run.stop_streaming_to(send)
+        event = self._ended.setdefault(record.id, asyncio.Event())
+        try:
+            while True:
+                current = await self.store.get_task(record.id)
+                if current is None:
+                    raise _not_found(record.id)
+                if current.terminal:
+                    return current
+                current = await self.find_again(current)
+                if current.terminal:
+                    return current
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(event.wait(), END_RECHECK_SECONDS)
+                event.clear()
+        finally:
+            self._ended.pop(record.id, None)
+
+    async def find_again(self, record: TaskRecord) -> TaskRecord:
+        """``record`` again, failed if its replica stopped (see ``find``)."""
+        if record.replica == self.replica or self._bus is None or await self._bus.replica_alive(record.replica):
+            return record
+        message = "The server replica running this task stopped before it finished; start it again"
+        updated = await self.store.update_task(record.id, input_requests={}, **_failed(INTERNAL_ERROR, message))
+        return updated or record
+
+
+def _failed(code: int, message: str, data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"status": "failed", "status_message": message, "error": error}
+
+
+async def _drop(message: dict[str, Any]) -> None:
+    """Where a 2026-07-28 task's progress and log notifications go: nowhere (not supported on tasks)."""
