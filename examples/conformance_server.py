@@ -24,6 +24,7 @@ from toolkit import (
     EventStore,
     Header,
     Image,
+    McpError,
     Message,
     ResourceContents,
     Server,
@@ -311,6 +312,70 @@ async def test_input_required_result_prompt(ctx: Context) -> Message:
     answer = await ctx.elicit("What context should the prompt use?", PromptContext, key="user_context")
     context = answer.data.context if answer.data else "none"
     return Message(f"Use this context: {context}")
+
+
+# --- tasks (the io.modelcontextprotocol/tasks extension; 2025-11-25 experimental tasks) ----------
+
+
+@server.tool
+def greet(name: str) -> str:
+    """Greets someone at once (never a task)."""
+    return f"Hello, {name}!"
+
+
+@server.tool(task="optional")
+async def slow_compute(ctx: Context, seconds: int = 3, label: str = "default") -> str:
+    """Works for `seconds` seconds; a task when the client can take one."""
+    for second in range(seconds):
+        await ctx.report_progress(second, seconds, f"{label}: {second} of {seconds} s")
+        await asyncio.sleep(1)
+    return f"{label}: done after {seconds} s"
+
+
+@server.tool(task="required")
+async def failing_job() -> str:
+    """Runs as a task and ends with a tool error (isError)."""
+    await asyncio.sleep(0.5)
+    raise ToolError("the job failed: the input could not be processed")
+
+
+@server.tool(task="required")
+async def protocol_error_job() -> str:
+    """Runs as a task and ends with a JSON-RPC error (the task fails)."""
+    await asyncio.sleep(0.5)
+    raise McpError(-32603, "the job's backend refused the request")
+
+
+class DeleteConfirmation(BaseModel):
+    confirm: bool
+
+
+@server.tool(task="required")
+async def confirm_delete(filename: str, ctx: Context) -> str:
+    """Runs as a task that asks the user to confirm a deletion."""
+    answer = await ctx.elicit(f"Delete {filename!r}?", DeleteConfirmation)
+    confirmed = answer.accepted and answer.data is not None and answer.data.confirm
+    return f"Deleted {filename}" if confirmed else f"Kept {filename}"
+
+
+@server.tool(task="required")
+async def multi_input(ctx: Context) -> str:
+    """Runs as a task that asks two questions at once."""
+    name, confirm = await asyncio.gather(
+        ctx.elicit("What is your name?", Name, key="name"),
+        ctx.elicit("Shall I go on?", DeleteConfirmation, key="confirm"),
+    )
+    who = name.data.name if name.accepted and name.data else "someone"
+    return f"{who} confirmed={bool(confirm.data and confirm.data.confirm)}"
+
+
+@server.tool(task="required", task_start="begin_task")
+async def test_tool_with_task(ctx: Context) -> str:
+    """Asks the user's name first (multi round-trip input), then works on as a task."""
+    answer = await ctx.elicit("What is your name?", Name, key="user_name")
+    await ctx.begin_task()
+    await asyncio.sleep(0.2)
+    return f"Hello, {answer.data.name}!" if answer.accepted and answer.data else "Hello, stranger!"
 
 
 # --- list changes and HTTP headers --------------------------------------------------------------

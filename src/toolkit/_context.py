@@ -229,6 +229,24 @@ class Context:
         if close is not None and not self._scope.modern:
             await close()
 
+    # --- tasks --------------------------------------------------------------------------------
+
+    async def begin_task(self) -> None:
+        """From here on, the call is a task: the client gets its task handle, the function runs on.
+
+        For tools registered with ``task_start="begin_task"``: what comes before runs as an
+        ordinary call (2026-07-28: questions asked there are multi round-trip input, answered
+        before the task exists). Anywhere else (a call that is already a task, a client that
+        cannot take one, a tool without tasks) it does nothing.
+        """
+        begin = self._scope.begin
+        if begin is None or self._scope.task is not None:
+            return
+        asked, ready = begin
+        if not asked.done():
+            asked.set_result(None)
+        await ready.wait()
+
     # --- resources ----------------------------------------------------------------------------
 
     async def read_resource(self, uri: str) -> list[dict[str, Any]]:

@@ -41,6 +41,7 @@ from ._scope import RequestScope, legacy_scope, modern_scope
 from ._session import Connection, Session
 from ._settings import Settings
 from ._store.base import Store
+from ._store.tasks import TaskRecord
 from ._tasks import Tasks
 from ._tools import Tool
 from ._types import (
@@ -452,15 +453,24 @@ class Engine:
     async def _start_task(
         self, scope: RequestScope, tool: Tool, arguments: dict[str, Any], ttl_ms: int
     ) -> dict[str, Any]:
-        async def body(task_scope: RequestScope) -> dict[str, Any]:
+        """A task handle; the tool runs on (``task_start="begin_task"``: once it awaits ``ctx.begin_task()``)."""
+        later = tool.task_start == "begin_task"
+        context = self._prepare(scope, tool.name, arguments) if later else Context(scope, self._services)
+
+        async def call() -> dict[str, Any]:
             try:
-                outcome = await tool.call(arguments, Context(task_scope, self._services))
+                outcome = await tool.call(arguments, context)
             except ToolError as exc:
                 outcome = CallOutcome.error(str(exc))
-            result = _compat.call_result(outcome, self._shapes.get(tool, task_scope.version), task_scope.version)
-            return self._finish(result, task_scope)
+            result = _compat.call_result(outcome, self._shapes.get(tool, scope.version), scope.version)
+            return self._finish(result, scope)
 
-        record = await self.tasks.create(scope, tool.name, ttl_ms, body)
+        try:
+            record = await self.tasks.start(scope, tool.name, ttl_ms, call, later=later)
+        except InputRequired:  # questions asked before the task began: multi round-trip input
+            return self._input_required(scope, tool.name, arguments)
+        if not isinstance(record, TaskRecord):  # it ended before it began a task: an ordinary result
+            return record
         view = self.tasks.view(record, scope.version, detailed=False)
         return self._finish(_compat.created_task(view, scope.version), scope, result_type="task")
 

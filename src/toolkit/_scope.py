@@ -57,6 +57,8 @@ class RequestScope:
     """The caller's verified access token; ``None`` when the request carried none (stdio, no ``auth=``)."""
     task: TaskRun | None = None
     """The task this call runs as, if it does (``ctx.elicit`` then asks through the task)."""
+    begin: tuple[asyncio.Future[None], asyncio.Event] | None = None
+    """A call that becomes a task at ``ctx.begin_task()``: (asked for, the task exists)."""
 
     @property
     def caller(self) -> str | None:

@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import math
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final
 
 from . import _compat
@@ -81,9 +80,7 @@ class TaskRun:
         self.cancelled_by_client = False
         self.done = asyncio.Event()
         self._waiting: dict[str, asyncio.Future[Any]] = {}
-        self._outstanding: dict[str, dict[str, Any]] = {}
         self._used: set[str] = set()
-        self._write = asyncio.Lock()
         self._result_streams: list[Send] = []
         self._outbox: list[dict[str, Any]] = []
 
@@ -97,17 +94,11 @@ class TaskRun:
             key = self._fresh(key)
             future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
             self._waiting[key] = future
-            self._outstanding[key] = {"method": method, "params": params}
             try:
-                await self._save(status="input_required", status_message=f"Waiting for the client: {method}")
-                answer = await self._answer(key, future)
+                await self.tasks.store.ask(self.id, key, {"method": method, "params": params})
+                answer = await self._answer(future)
             finally:
                 self._waiting.pop(key, None)
-                self._outstanding.pop(key, None)
-            if not self._outstanding:
-                await self._save(status="working", status_message=None)
-            else:
-                await self._save()
             if valid(answer):
                 return answer
             # An answer that is not one (a malformed result): ask again, under a new key (a key
@@ -121,7 +112,7 @@ class TaskRun:
         self._used.add(candidate)
         return candidate
 
-    async def _answer(self, key: str, future: asyncio.Future[Any]) -> Any:
+    async def _answer(self, future: asyncio.Future[Any]) -> Any:
         while True:
             try:
                 return await asyncio.wait_for(asyncio.shield(future), ANSWER_RECHECK_SECONDS)
@@ -180,9 +171,7 @@ class TaskRun:
             self._result_streams.remove(send)
 
     async def _save(self, **changes: Any) -> None:
-        async with self._write:
-            changes["input_requests"] = dict(self._outstanding)
-            await self.tasks.store.update_task(self.id, **changes)
+        await self.tasks.store.update_task(self.id, **changes)
 
 
 class Tasks:
@@ -275,6 +264,37 @@ class Tasks:
             raise McpError(INVALID_PARAMS, f'Invalid params: "task.ttl" must be at least 1 ms, not {requested!r}')
         return int(min(requested, settings.max_task_ttl_ms))  # spec: the receiver may override the TTL
 
+    async def start(
+        self,
+        scope: RequestScope,
+        tool: str,
+        ttl_ms: int,
+        call: Callable[[], Coroutine[Any, Any, dict[str, Any]]],
+        *,
+        later: bool,
+    ) -> TaskRecord | dict[str, Any]:
+        """Make ``call`` a task: at once, or (``later``) when it awaits ``ctx.begin_task()``.
+
+        A ``later`` call that ends first is an ordinary call: its result is returned (and its
+        ``InputRequired`` raised) instead of a task.
+        """
+        if not later:
+            return await self.create(scope, tool, ttl_ms, lambda _: call())
+        loop = asyncio.get_running_loop()
+        scope.begin = asked, ready = loop.create_future(), asyncio.Event()
+        running: asyncio.Task[dict[str, Any]] = loop.create_task(call())
+        try:
+            await asyncio.wait((running, asked), return_when=asyncio.FIRST_COMPLETED)
+            if not asked.done():
+                scope.begin = None
+                return running.result()
+            record = await self.create(scope, tool, ttl_ms, lambda _: running)
+        except BaseException:
+            running.cancel()
+            raise
+        ready.set()
+        return record
+
     async def create(self, scope: RequestScope, tool: str, ttl_ms: int, body: Body) -> TaskRecord:
         """Store a new task (durably: ``tasks/get`` finds it once this returns) and start running it."""
         record = TaskRecord(
@@ -288,14 +308,15 @@ class Tasks:
             replica=self.replica,
         )
         await self.store.create_task(record)
-        task_scope = dataclasses.replace(scope, answers={}, pending_inputs={})
-        run = TaskRun(self, record, task_scope)
-        task_scope.task = run
-        # 2026-07-28: progress and log notifications are not sent for tasks (spec, "Task Status
-        # Notifications"); 2025-11-25: they go where the task's messages go, with its id.
-        task_scope.send = run.send if not scope.modern else _drop
+        # The request's own scope becomes the task's (a call that began as an ordinary one keeps
+        # running with it): questions now go through the task. 2026-07-28 sends no progress or
+        # log notifications for tasks (spec, "Task Status Notifications"); 2025-11-25 sends them
+        # where the task's messages go, with its id.
+        run = TaskRun(self, record, scope)
+        scope.task = run
+        scope.send = run.send if not scope.modern else _drop
         if scope.modern:
-            task_scope.progress_token = None
+            scope.progress_token = None
         self._runs[record.id] = run
         run.runner = asyncio.get_running_loop().create_task(self._run(run, body, ttl_ms / 1000))
         return record
@@ -321,7 +342,7 @@ class Tasks:
             logger.exception("task %s (tool %r) failed", run.id, run.scope.params.get("name"))
             changes = _failed(INTERNAL_ERROR, "Internal error")
         try:
-            await self.store.update_task(run.id, input_requests={}, **changes)
+            await self.store.update_task(run.id, **changes)
         except Exception:  # the store is out of reach: the lease will fail the task for us
             logger.exception("could not record the end of task %s", run.id)
         finally:
@@ -438,9 +459,7 @@ class Tasks:
 
     async def stop(self, record: TaskRecord) -> TaskRecord:
         """Cancel the task (it is ``cancelled`` when this returns, unless it had ended) and stop its tool."""
-        updated = await self.store.update_task(
-            record.id, status="cancelled", status_message="Cancelled by the client", input_requests={}
-        )
+        updated = await self.store.update_task(record.id, status="cancelled", status_message="Cancelled by the client")
         run = self._runs.get(record.id)
         if run is not None and run.runner is not None:
             run.cancelled_by_client = True
@@ -480,7 +499,7 @@ class Tasks:
         if record.replica == self.replica or self._bus is None or await self._bus.replica_alive(record.replica):
             return record
         message = "The server replica running this task stopped before it finished; start it again"
-        updated = await self.store.update_task(record.id, input_requests={}, **_failed(INTERNAL_ERROR, message))
+        updated = await self.store.update_task(record.id, **_failed(INTERNAL_ERROR, message))
         return updated or record
 
 

@@ -112,6 +112,7 @@ class ToolOptions(TypedDict, total=False):
     timeout: float | None
     scopes: Iterable[str] | None
     task: TaskSupport
+    task_start: Literal["call", "begin_task"]
 
 
 class Tool:
@@ -153,6 +154,13 @@ class Tool:
             )
         self.task: TaskSupport = task
         """Whether the tool runs as a task: never (default), when the client can take one, or always."""
+        task_start = options.get("task_start", "call")
+        if task_start not in ("call", "begin_task"):
+            raise ValueError(
+                f"tool {self.name!r}: task_start={task_start!r} is not 'call' (the task starts with the call) "
+                "or 'begin_task' (it starts when the function awaits ctx.begin_task())"
+            )
+        self.task_start = task_start
         """OAuth scopes a caller's access token must grant to see and call this tool."""
         input_schema, root_param = options.get("input_schema"), options.get("root_param")
         output_schema, structured_output = options.get("output_schema"), options.get("structured_output")

@@ -12,6 +12,7 @@ Keys (all under ``prefix``, ``toolkit:`` by default):
   its owner (session, request id, replica);
 - ``r:<replica>``: a replica's lease, refreshed every few seconds while it runs;
 - ``state-secret``: the secret every replica seals ``requestState`` with, unless configured;
+- ``t:<task>`` and ``to:<owner>``: tasks (``redis_tasks.py``);
 - the channel ``bus``: what replicas tell each other (pub/sub: at most once, in order).
 
 Uses redis-py's asyncio client (``pip install toolkit-mcp[redis]``).
@@ -40,6 +41,7 @@ from .._events import SEPARATOR, EventStore
 from .._jsonrpc import encode, error_reply
 from .._types import RequestId
 from .base import GET_STREAM_CLAIM_SECONDS, BusMessage, OnMessage, SessionRecord, Store
+from .tasks import TaskStore
 
 logger = logging.getLogger("toolkit")
 
@@ -249,6 +251,13 @@ class RedisStore(Store):
 
     def events(self) -> EventStore | None:
         return self._events
+
+    def tasks(self) -> TaskStore:
+        if self._task_store is None:
+            from .redis_tasks import RedisTaskStore  # noqa: PLC0415 - only servers with tasks need it
+
+            self._task_store = RedisTaskStore(self)
+        return self._task_store
 
     async def shared_secret(self) -> bytes | None:
         key = self.key("state-secret")

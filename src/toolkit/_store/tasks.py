@@ -9,6 +9,11 @@ over the bus. A record lives ``ttl_ms`` from its creation, then it is gone.
 
 A record in a terminal status (``completed``, ``failed``, ``cancelled``) never changes again:
 ``update_task`` leaves it as it is, so a cancellation and a late result cannot both win.
+
+Questions to the client (2026-07-28 ``inputRequests``) are added one at a time by the running
+replica (``ask``); an answer (``tasks/update``, any replica) moves its question out of the
+record at once, so the next ``tasks/get`` no longer shows it, and the task is ``working``
+again as soon as nothing is outstanding. The running replica then takes the answers.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any, Final
 
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 STATUSES: Final = ("working", "input_required", "completed", "failed", "cancelled")
-CHANGEABLE: Final = frozenset({"status", "status_message", "result", "error", "input_requests", "poll_interval_ms"})
+CHANGEABLE: Final = frozenset({"status", "status_message", "result", "error", "poll_interval_ms"})
 
 
 @dataclass(slots=True)
@@ -83,11 +88,19 @@ class TaskStore(ABC):
         """Apply ``changes`` (fields in ``CHANGEABLE``) unless the task is terminal; the record as it now is.
 
         ``None`` if the task is gone. A terminal task is returned unchanged: compare its status.
+        Ending a task drops its outstanding questions and untaken answers.
         """
 
     @abstractmethod
+    async def ask(self, task_id: str, key: str, request: dict[str, Any]) -> TaskRecord | None:
+        """Add a question for the client under ``key``; the task is ``input_required`` (unless it ended)."""
+
+    @abstractmethod
     async def answer_task(self, task_id: str, responses: dict[str, Any]) -> TaskRecord | None:
-        """Keep the answers to outstanding input requests (others are ignored); ``None`` if the task is gone."""
+        """Keep the answers to outstanding questions, which stop being outstanding (others are ignored).
+
+        A task left with no question outstanding is ``working`` again. ``None`` if the task is gone.
+        """
 
     @abstractmethod
     async def take_answers(self, task_id: str) -> dict[str, Any]:
@@ -108,10 +121,16 @@ def check_changes(changes: dict[str, Any]) -> None:
 
 
 def apply_answers(record: TaskRecord, responses: dict[str, Any]) -> None:
-    """Keep the answers for keys outstanding and not yet answered (spec: ignore the others)."""
+    """Keep the answers for questions outstanding (spec: ignore the others), which are then answered."""
+    if record.terminal:
+        return
     for key, answer in responses.items():
-        if key in record.input_requests and key not in record.answers:
+        if key in record.input_requests:
+            del record.input_requests[key]
             record.answers[key] = answer
+    if record.status == "input_required" and not record.input_requests:
+        record.status, record.status_message = "working", None
+    record.updated_at = time.time()
 
 
 class MemoryTaskStore(TaskStore):
@@ -150,6 +169,18 @@ class MemoryTaskStore(TaskStore):
         if not record.terminal:
             for name, value in changes.items():
                 setattr(record, name, copy.deepcopy(value))
+            record.updated_at = time.time()
+            if record.terminal:
+                record.input_requests, record.answers = {}, {}
+        return copy.deepcopy(record)
+
+    async def ask(self, task_id: str, key: str, request: dict[str, Any]) -> TaskRecord | None:
+        record = self._live(task_id)
+        if record is None:
+            return None
+        if not record.terminal:
+            record.input_requests[key] = copy.deepcopy(request)
+            record.status = "input_required"
             record.updated_at = time.time()
         return copy.deepcopy(record)
 

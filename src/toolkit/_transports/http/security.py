@@ -18,7 +18,15 @@ from ..._jsonrpc import Request
 from ..._types import PROTOCOL_VERSION_KEY
 
 LOCAL_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
-NAMED_METHODS: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAMED_METHODS: Final = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # the tasks extension (2026-07-28, "Streamable HTTP: Routing Headers")
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 """Methods whose ``Mcp-Name`` header mirrors a body field, and which field."""
 
 ToolHeaders = Callable[[str], Mapping[str, tuple[str, ...]] | None]
