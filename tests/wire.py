@@ -32,7 +32,15 @@ RESULT_TYPES = {
     "completion/complete": "CompleteResult",
     "server/discover": "DiscoverResult",
     "subscriptions/listen": "SubscriptionsListenResult",
+    # 2025-11-25 experimental tasks (core schema) and the 2026-07-28 extension (ext-tasks/schema.json)
+    "tasks/get": "GetTaskResult",
+    "tasks/cancel": "CancelTaskResult",
+    "tasks/update": "UpdateTaskResult",
+    "tasks/list": "ListTasksResult",
+    "tasks/result": "CallToolResult",
 }
+EXTENSION = "ext-tasks"
+"""The tasks extension's own schema (``tests/spec/ext-tasks``), for what the 2026-07-28 core does not define."""
 
 
 @functools.cache
@@ -81,7 +89,12 @@ def assert_valid(message: dict[str, Any], version: str, *, method: str | None = 
             definition = RESULT_TYPES[method]
             if isinstance(result, dict) and result.get("resultType") == "input_required":
                 definition = "InputRequiredResult"
-            _check(version, definition, result, f"result of {method}")
+            elif isinstance(result, dict) and method == "tools/call" and ("task" in result or "taskId" in result):
+                definition = "CreateTaskResult"
+            if not defines(version, definition) and defines(EXTENSION, definition):
+                _check(EXTENSION, definition, result, f"result of {method} (tasks extension)")
+            else:
+                _check(version, definition, result, f"result of {method}")
         return
     if "id" in message:
         assert defines(version, "ServerRequest"), f"a {version} server must not send requests: {message}"
