@@ -34,6 +34,8 @@ class Session:
         self.subscriptions: set[str] = set()
         self.notify: Send | None = None
         """Where unsolicited notifications go (stdout; the HTTP GET stream when one is open)."""
+        self.notify_reaches_client = True
+        """Whether ``notify`` always gets through (stdout does; an HTTP session's ``GET`` stream may not be open)."""
         self.last_active = time.monotonic()
         self.closed = False
         self._pending: dict[RequestId, asyncio.Future[Any]] = {}

@@ -146,7 +146,12 @@ class TaskRun:
         await self._save(status_message=text)
 
     async def send(self, message: dict[str, Any]) -> None:
-        """A 2025-11-25 task's message to the client: on a ``tasks/result`` stream, the session's, or kept."""
+        """A 2025-11-25 task's message to the client: on a ``tasks/result`` stream if one is open.
+
+        Otherwise a notification goes to the session (stdout, or the ``GET`` stream if open);
+        a request goes there only if that surely reaches the client (stdio), else it waits for
+        the client's ``tasks/result`` (spec: the client calls it on ``input_required``).
+        """
         if "id" not in message:  # requests already carry the task's id in _meta
             params = message.get("params")
             message = {**message, "params": _compat.related_task(dict(params) if params else {}, self.id)}
@@ -154,10 +159,15 @@ class TaskRun:
             await self._result_streams[-1](message)
             return
         session = self.scope.session
-        if session is not None and session.notify is not None:
+        if (
+            session is not None
+            and session.notify is not None
+            and ("id" not in message or session.notify_reaches_client)
+        ):
             await session.notify(message)
             return
-        self._outbox.append(message)
+        if "id" in message:
+            self._outbox.append(message)
 
     async def stream_to(self, send: Send) -> None:
         """A ``tasks/result`` request is open: what the task sends goes there (what waited goes first)."""
