@@ -33,6 +33,8 @@ TOOLKIT = ROOT / ".venv" / "bin" / "toolkit"
 RESULTS = ROOT / ".conformance" / "results"
 SPEC_VERSIONS = ("2025-11-25", "2026-07-28")
 EXTENSION = "extension"
+SCORED_EXTENSION_PREFIXES = ("tasks-",)
+"""Extension scenarios the server implements (the tasks extension): run at 2026-07-28 and scored by default."""
 RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$")
 LISTED = re.compile(r"^\s*-\s+(?P<name>\S+)\s+\[(?P<tags>[^\]]*)\]")
 PASS, FAIL, NOT_EXERCISED = "PASS", "FAIL", "NOT EXERCISED"
@@ -275,6 +277,11 @@ def main() -> int:
                 chosen = [name for name in args.scenario if name in applicable] if args.scenario else applicable
                 if chosen:
                     outcomes += run_version(args.suite_bin, version, chosen, not args.scenario, out, args.timeout)
+            if "2026-07-28" in versions:  # the extension scenarios run at 2026-07-28 only
+                scored = [name for name in extensions if name.startswith(SCORED_EXTENSION_PREFIXES)]
+                chosen = [name for name in args.scenario if name in scored] if args.scenario else scored
+                if chosen:
+                    outcomes += run_extensions(args.suite_bin, chosen, out, args.timeout)
             if args.scenario and not outcomes:
                 log(f"{args.scenario} apply to none of {versions} (extension scenarios run with --extensions)")
                 return 2
