@@ -307,6 +307,113 @@ async def test_a_resume_after_the_stream_replica_is_killed_gets_the_stored_event
     assert took < 35, f"the resumed stream took {took:.1f} s to end"
 
 
+# --- tasks ----------------------------------------------------------------------------------------
+
+WITH_TASKS = {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+
+async def _poll_task(
+    modern: Modern, task_id: str, until: Any, seen: set[str] | None = None, timeout: float = 30
+) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        reply = await modern.request("tasks/get", {"taskId": task_id})
+        if seen is not None:
+            seen.add(served_by(reply))
+        task: dict[str, Any] = reply.result
+        if until(task):
+            return task
+        assert time.monotonic() < deadline, f"task {task_id} still {task['status']}"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_task_runs_where_it_was_created_and_every_replica_answers_for_it(http: McpHttp, marks: Path) -> None:
+    modern = Modern(http, capabilities=WITH_TASKS)
+    tag = f"t{time.monotonic_ns()}"
+    created = await modern.call_tool("job", {"tag": tag, "seconds": 1.0})
+    assert created.result["resultType"] == "task"
+    runner = await wait_for_file(marks / f"started-{tag}")
+    seen: set[str] = set()
+    done = await _poll_task(modern, created.result["taskId"], lambda task: task["status"] != "working", seen)
+    assert done["status"] == "completed"
+    assert str(done["result"]["structuredContent"]["pid"]) == runner, "it ran on the replica that created it"
+    assert len(seen) >= 2 and seen != {served_by(created)}, f"polled through several replicas: {seen}"
+
+
+async def test_a_tasks_question_is_answered_through_another_replica(http: McpHttp, marks: Path) -> None:
+    modern = Modern(http, capabilities=WITH_TASKS)
+    tag = f"t{time.monotonic_ns()}"
+    created = await modern.call_tool("job", {"tag": tag, "seconds": 0.5, "ask": True})
+    task_id = created.result["taskId"]
+    runner = await wait_for_file(marks / f"started-{tag}")
+    asking = await _poll_task(modern, task_id, lambda task: task["status"] == "input_required")
+    (key,) = asking["inputRequests"]
+    for _ in range(3):  # round-robin: one of three updates lands on another replica than the creator
+        answer = {key: {"action": "accept", "content": {"colour": "teal"}}}
+        update = await modern.request("tasks/update", {"taskId": task_id, "inputResponses": answer})
+        assert update.result["resultType"] == "complete"
+        if served_by(update) != served_by(created):
+            break
+    assert served_by(update) != served_by(created), "the answer went through another replica"
+    done = await _poll_task(modern, task_id, lambda task: task["status"] not in ("input_required", "working"))
+    assert done["status"] == "completed"
+    assert done["result"]["structuredContent"] == {"pid": int(runner), "colour": "teal"}, "the runner got the answer"
+
+
+async def test_a_task_is_cancelled_through_another_replica(http: McpHttp, marks: Path) -> None:
+    modern = Modern(http, capabilities=WITH_TASKS)
+    for _attempt in range(5):  # round-robin: retry until the cancellation lands elsewhere than the runner
+        tag = f"t{time.monotonic_ns()}"
+        created = await modern.call_tool("job", {"tag": tag, "seconds": 120.0})
+        runner = await wait_for_file(marks / f"started-{tag}")
+        cancel = await modern.request("tasks/cancel", {"taskId": created.result["taskId"]})
+        assert cancel.result["resultType"] == "complete"
+        if served_by(cancel) != served_by(created):
+            break
+    assert served_by(cancel) != served_by(created), "a cancellation went through another replica"
+    assert await wait_for_file(marks / f"cancelled-{tag}") == runner, "the running tool itself was cancelled"
+    final = await _poll_task(modern, created.result["taskId"], lambda task: task["status"] != "working")
+    assert final["status"] == "cancelled"
+
+
+async def test_a_2025_task_result_waits_on_another_replica_than_the_one_running_it(http: McpHttp, marks: Path) -> None:
+    session = await Legacy(http, capabilities={"elicitation": {}}).open()
+    tag = f"t{time.monotonic_ns()}"
+    created = await session.request(
+        "tools/call", {"name": "job", "arguments": {"tag": tag, "seconds": 1.5}, "task": {}}
+    )
+    task_id = created.result["task"]["taskId"]
+    runner = await wait_for_file(marks / f"started-{tag}")
+    result = await session.request("tasks/result", {"taskId": task_id})
+    if served_by(result) == served_by(created):
+        result = await session.request("tasks/result", {"taskId": task_id})
+    assert served_by(result) != served_by(created)
+    assert str(result.result["structuredContent"]["pid"]) == runner
+    assert result.result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+    listed = (await session.request("tasks/list")).result["tasks"]
+    assert [task["taskId"] for task in listed] == [task_id]
+
+
+async def test_a_task_whose_replica_is_killed_ends_failed_once_its_lease_runs_out(
+    redis: RedisServer, marks: Path
+) -> None:
+    env = {"SCALEOUT_MARKS": str(marks)}
+    with cluster(APP_SPEC, replicas=2, store_url=redis.url, env=env) as pair:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(30.0)) as raw:
+            modern = Modern(McpHttp(pair.url, raw), capabilities=WITH_TASKS)
+            tag = f"t{time.monotonic_ns()}"
+            created = await modern.call_tool("job", {"tag": tag, "seconds": 300.0})
+            await wait_for_file(marks / f"started-{tag}")
+            pair.replicas.kill(served_by(created))
+            # Liveness, not speed: the dead replica's lease (10 s) runs out, then the survivor says so.
+            failed = await _poll_task(
+                modern, created.result["taskId"], lambda task: task["status"] != "working", timeout=40
+            )
+    assert failed["status"] == "failed"
+    assert failed["error"]["code"] == -32603
+    assert "replica running this task stopped" in failed["error"]["message"]
+
+
 # --- faults ---------------------------------------------------------------------------------------
 
 

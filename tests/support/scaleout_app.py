@@ -102,3 +102,22 @@ async def roots(ctx: Context) -> list[str]:
 def note(name: str) -> str:
     """A note; subscribe to hear when ``touch`` changes it."""
     return f"note {name}"
+
+
+# --- tasks: run on the replica that accepted them, steered through any -------------------------
+
+
+@server.tool(task="optional")
+async def job(tag: str, ctx: Context, seconds: float = 120.0, ask: bool = False) -> dict[str, object]:
+    """A task: leaves ``started-TAG``, may ask a colour, works ``seconds``; ``cancelled-TAG`` if cancelled."""
+    _mark(f"started-{tag}")
+    colour = None
+    if ask:
+        answer = await ctx.elicit("Pick a colour", Answer)
+        colour = answer.data.colour if answer.data else None
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        _mark(f"cancelled-{tag}")
+        raise
+    return {"pid": os.getpid(), "colour": colour}
