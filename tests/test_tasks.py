@@ -21,7 +21,7 @@ from tests.wire import assert_valid
 
 from toolkit import Context, McpError, Server, ToolError
 from toolkit.auth import AccessToken
-from toolkit.testing import Client
+from toolkit.testing import Client, ClientError
 
 pytestmark = pytest.mark.timeout(20)
 
@@ -603,3 +603,33 @@ async def test_2025_tasks_belong_to_their_session_without_authorization() -> Non
         assert (await one.result("tasks/get", {"taskId": task["taskId"]}))["status"] == "working"
         await one.result("tasks/cancel", {"taskId": task["taskId"]})
     assert foreign["error"]["code"] == -32602
+
+
+# --- toolkit.testing.Client.call_task -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [MODERN, LEGACY])
+async def test_the_test_client_follows_a_task_to_its_end_in_both_eras(version: str) -> None:
+    server, _ = make_server()
+
+    def yes(params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"confirm": True}}
+
+    async with Client(server, protocol_version=version, elicitation=yes) as client:
+        confirmed = await client.call_task("confirm", {"item": "x"})
+        doubled = await client.call_task("double", {"n": 2}, ttl_ms=5000)
+        plain = await client.call_task("plain", {"n": 3}) if version == MODERN else None
+        with pytest.raises(ClientError) as failed:
+            await client.call_task("broken")
+    assert confirmed["content"][0]["text"] == "deleted x"
+    assert doubled["structuredContent"] == ([2, 4] if version == MODERN else {"result": [2, 4]})
+    assert failed.value.error["code"] == -32603
+    if plain is not None:
+        assert plain["structuredContent"] == 3, "a tool that never runs as a task answers as usual"
+
+
+async def test_the_test_client_refuses_tasks_where_the_version_has_none() -> None:
+    server, _ = make_server()
+    async with Client(server, protocol_version="2025-06-18") as client:
+        with pytest.raises(ValueError, match="2025-06-18 has no tasks"):
+            await client.call_task("double", {"n": 1})

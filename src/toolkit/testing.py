@@ -19,6 +19,7 @@ you pass; in the modern era ``call_tool`` follows ``input_required`` rounds for 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 from collections.abc import Awaitable, Callable
@@ -32,6 +33,9 @@ from ._server import Server
 from ._session import Connection
 from ._types import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY
 from ._versions import LATEST_VERSION, is_known, is_modern
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+TASKS_2025 = "2025-11-25"
 
 if TYPE_CHECKING:
     from ._auth.tokens import AccessToken
@@ -186,6 +190,63 @@ class Client:
         params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
         return await self._with_input("tools/call", params, meta, follow_input, max_rounds)
 
+    async def call_task(
+        self, name: str, arguments: dict[str, Any] | None = None, *, ttl_ms: int | None = None, timeout: float = 30.0
+    ) -> dict[str, Any]:
+        """Call a tool as a task and follow it to its end; the ``CallToolResult`` it ends with.
+
+        2026-07-28: the call declares the tasks extension; ``tasks/get`` is polled and the
+        task's questions are answered with this client's handlers (``tasks/update``).
+        2025-11-25: the call carries ``"task"`` (``ttl_ms`` as its ``ttl``) and ``tasks/result``
+        waits for the end (questions arrive as requests, answered by the handlers). A failed
+        task raises ``ClientError`` with its error, and so does a cancelled one; a call the
+        server answers without a task returns that result.
+        """
+        arguments = arguments or {}
+        if not self.modern:
+            if self.protocol_version != TASKS_2025:
+                raise ValueError(
+                    f"protocol version {self.protocol_version} has no tasks (2025-11-25 and 2026-07-28 do)"
+                )
+            augmentation = {} if ttl_ms is None else {"ttl": ttl_ms}
+            created = await self.result("tools/call", {"name": name, "arguments": arguments, "task": augmentation})
+            if "task" not in created:
+                return created
+            return await self.result("tasks/result", {"taskId": created["task"]["taskId"]})
+        extensions = {**self.capabilities.get("extensions", {}), TASKS_EXTENSION: {}}
+        meta = {CLIENT_CAPABILITIES_KEY: {**self.capabilities, "extensions": extensions}}
+        created = await self.call_tool(name, arguments, meta=meta)
+        if created.get("resultType") != "task":
+            return created
+        task_id: str = created["taskId"]
+        answered: set[str] = set()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            task = await self.result("tasks/get", {"taskId": task_id}, meta=meta)
+            status: str = task["status"]
+            if status == "completed":
+                result: dict[str, Any] = task["result"]
+                return result
+            if status in ("failed", "cancelled"):
+                raise ClientError(task.get("error") or {"code": -32603, "message": f"the task was {status}"})
+            asked = {key: value for key, value in (task.get("inputRequests") or {}).items() if key not in answered}
+            if asked:
+                responses = {key: await self._answer(value) for key, value in asked.items()}
+                answered.update(responses)
+                await self.result("tasks/update", {"taskId": task_id, "inputResponses": responses}, meta=meta)
+            elif loop.time() > deadline:
+                raise TimeoutError(f"task {task_id} of {name!r} still {status} after {timeout:g} s")
+            else:
+                await asyncio.sleep(0.005)
+
+    async def _answer(self, asked: dict[str, Any]) -> Any:
+        handler = self.handlers.get(asked["method"])
+        if handler is None:
+            raise AssertionError(f"the server asked for {asked['method']} and the test client has no handler")
+        answer = handler(asked.get("params", {}))
+        return await answer if isinstance(answer, Awaitable) else answer
+
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None, **options: Any) -> dict[str, Any]:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
@@ -202,13 +263,7 @@ class Client:
             result = await self.result(method, params, meta=meta)
             if result.get("resultType") != "input_required" or not follow:
                 return result
-            responses: dict[str, Any] = {}
-            for key, asked in (result.get("inputRequests") or {}).items():
-                handler = self.handlers.get(asked["method"])
-                if handler is None:
-                    raise AssertionError(f"the server asked for {asked['method']} and the test client has no handler")
-                answer = handler(asked.get("params", {}))
-                responses[key] = await answer if isinstance(answer, Awaitable) else answer
+            responses = {key: await self._answer(asked) for key, asked in (result.get("inputRequests") or {}).items()}
             params = {**params, "inputResponses": responses}
             if "requestState" in result:
                 params["requestState"] = result["requestState"]
