@@ -7,6 +7,8 @@
 - elicitation.py and conformance_server.py: ``toolkit run --transport http`` too.
 - asgi_mount.py: ``uvicorn asgi_mount:app --app-dir examples``, its own routes and the mounted
   MCP endpoint.
+- long_running.py: ``toolkit run`` over stdio, by clients that cannot take a task (a plain
+  answer) here; as tasks, over stdio and HTTP in both forms, in tests/test_tasks_wire.py.
 
 Every message a server sends is validated against the official schema of the version in force.
 """
@@ -31,7 +33,7 @@ from tests.wire import validator
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 EXAMPLES = REPO / "examples"
-TESTED = {"weather.py", "notes.py", "elicitation.py", "asgi_mount.py", "conformance_server.py"}
+TESTED = {"weather.py", "notes.py", "elicitation.py", "asgi_mount.py", "conformance_server.py", "long_running.py"}
 
 
 def test_every_example_is_tested_here() -> None:
@@ -159,6 +161,27 @@ def start_stdio(stdio: Any, example: str, version: str) -> StdioClient:
     else:
         client.initialize(version, capabilities={"elicitation": {}})
     return client
+
+
+# --- long_running.py (as tasks: tests/test_tasks_wire.py) ------------------------------------------
+
+
+@pytest.mark.parametrize("version", [MODERN, "2025-06-18"])
+def test_long_running_answers_clients_without_tasks_as_a_plain_call(stdio: Any, version: str) -> None:
+    client = start_stdio(stdio, "long_running.py", version)
+    arguments = {"topic": "tides", "sections": 2, "seconds_per_section": 0.01}
+    result = client.call_tool("build_report", arguments)
+    assert "taskId" not in result and "task" not in result
+    assert result["structuredContent"] == {"topic": "tides", "sections": ["tides: section 1", "tides: section 2"]}
+    if version == MODERN:  # it runs only as a task, and this client cannot take one
+        refused = client.request("tools/call", {"name": "purge_archive", "arguments": {"archive": "a"}})
+        assert refused["error"]["code"] == -32021
+    else:  # 2025-06-18 has no tasks: the tool runs as an ordinary call, asking as any call does
+        confirm = {"action": "accept", "content": {"confirm": True}}
+        purged, asked = call_answering(client, version, "purge_archive", {"archive": "a"}, [confirm])
+        assert purged["content"][0]["text"] == "a purged"
+        assert [params["message"] for params in asked] == ["Really purge 'a'? This cannot be undone."]
+    client.assert_all_valid(version)
 
 
 # --- elicitation.py ---------------------------------------------------------------------------------
