@@ -17,6 +17,12 @@ library handed to its user:
       - content[0] is a TextContent whose text parses to JSON equal to expected (non-str tools);
   * planned calls with "error": true come back as an isError result (not an exception/crash).
 
+Then the tasks phase (unless --no-tasks): a second server, examples/long_running.py, and for each
+client library that has a task API its driver with --phase tasks, which uses only that API to run
+`build_report` as a task (polled statuses, final result == what the function returns), answer the
+question `purge_archive` asks through its task, cancel a long `build_report`, and list the tasks.
+Libraries without a task API get one "tasks" row marked N/A (counted neither way).
+
 Prints a table (client x transport x check -> PASS/FAIL reason) and closes with the line
 `N passed, M failed`; exits 1 on any failure (2 on a harness/setup error). Standard library only.
 
@@ -69,6 +75,10 @@ class ClientConfig:
     mode: str  # driver --mode
     expect_version: str  # protocol version the connection must end up on
     js: bool = False
+    # Tasks: the task API the driver uses with --phase tasks, or None and the reason in no_tasks
+    # (the library, read from its installed sources, has no task API: see interop/README.md).
+    tasks_api: str | None = None
+    no_tasks: str = ""
 
     def argv(self) -> list[str]:
         if self.js:
@@ -76,13 +86,62 @@ class ClientConfig:
         return [str(INSTALL / self.env / "bin" / "python"), str(DRIVERS / self.driver)]
 
 
+NO_TASKS_MCP230 = (
+    "mcp 2.3.0 (no task API in either form: no ClientSession.experimental, no tasks/* request or "
+    "resultType 'task' handling; only the generic ClientExtension/ResultClaim hook)"
+)
+NO_TASKS_CLIENT2 = (
+    "@modelcontextprotocol/client 2.4.0 (no task API in either form: Client has no experimental.tasks / "
+    "callToolStream / getTask, tasks/* are excluded from its typed request() map; ext/ ships only skills)"
+)
+
 CLIENTS: list[ClientConfig] = [
-    ClientConfig("py-mcp130", "py mcp 1.30.0 (legacy)", "py-mcp130", "py_mcp130.py", "legacy", LEGACY_VERSION),
-    ClientConfig("py-mcp230-modern", "py mcp 2.3.0 (modern)", "py-mcp230", "py_mcp230.py", "auto", MODERN_VERSION),
-    ClientConfig("py-mcp230-legacy", "py mcp 2.3.0 (legacy)", "py-mcp230", "py_mcp230.py", "legacy", LEGACY_VERSION),
-    ClientConfig("ts-sdk1", "ts sdk 1.32.2 (legacy)", "ts-sdk1", "ts_sdk1.mjs", "legacy", LEGACY_VERSION, js=True),
     ClientConfig(
-        "ts-client2-modern", "ts client 2.4.0 (modern)", "ts-client2", "ts_client2.mjs", "auto", MODERN_VERSION, js=True
+        "py-mcp130",
+        "py mcp 1.30.0 (legacy)",
+        "py-mcp130",
+        "py_mcp130.py",
+        "legacy",
+        LEGACY_VERSION,
+        tasks_api="2025-11-25 tasks: session.experimental",
+    ),
+    ClientConfig(
+        "py-mcp230-modern",
+        "py mcp 2.3.0 (modern)",
+        "py-mcp230",
+        "py_mcp230.py",
+        "auto",
+        MODERN_VERSION,
+        no_tasks=NO_TASKS_MCP230,
+    ),
+    ClientConfig(
+        "py-mcp230-legacy",
+        "py mcp 2.3.0 (legacy)",
+        "py-mcp230",
+        "py_mcp230.py",
+        "legacy",
+        LEGACY_VERSION,
+        no_tasks=NO_TASKS_MCP230,
+    ),
+    ClientConfig(
+        "ts-sdk1",
+        "ts sdk 1.32.2 (legacy)",
+        "ts-sdk1",
+        "ts_sdk1.mjs",
+        "legacy",
+        LEGACY_VERSION,
+        js=True,
+        tasks_api="2025-11-25 tasks: client.experimental.tasks",
+    ),
+    ClientConfig(
+        "ts-client2-modern",
+        "ts client 2.4.0 (modern)",
+        "ts-client2",
+        "ts_client2.mjs",
+        "auto",
+        MODERN_VERSION,
+        js=True,
+        no_tasks=NO_TASKS_CLIENT2,
     ),
     # The 2.4.0 client's DEFAULT (no versionNegotiation option) is a plain legacy initialize.
     ClientConfig(
@@ -93,9 +152,39 @@ CLIENTS: list[ClientConfig] = [
         "legacy",
         LEGACY_VERSION,
         js=True,
+        no_tasks=NO_TASKS_CLIENT2,
     ),
 ]
 TRANSPORTS = ["stdio", "http"]
+
+Row = tuple[str, bool | None, str]  # (check, ok, reason); ok None: not applicable, counted neither way
+
+DEFAULT_TASKS_TARGET = "examples/long_running.py:server"
+# The tasks phase against examples/long_running.py. "expected" is what the Python function
+# returns (build_report: Report(topic, [f"{topic}: section {n}" ...]); purge_archive after a
+# confirm=true answer: f"{archive} purged"); "task_support" is the execution.taskSupport the tool
+# must list; "answer" is the content the driver's elicitation handler accepts with.
+DEFAULT_TASKS_PLAN: dict[str, dict[str, Any]] = {
+    "build": {
+        "tool": "build_report",
+        "arguments": {"topic": "interop", "sections": 2, "seconds_per_section": 0.2},
+        "expected": {"topic": "interop", "sections": ["interop: section 1", "interop: section 2"]},
+        "task_support": "optional",
+    },
+    "purge": {
+        "tool": "purge_archive",
+        "arguments": {"archive": "old-logs"},
+        "answer": {"confirm": True},
+        "expected": "old-logs purged",
+        "task_support": "required",
+    },
+    "cancel": {
+        "tool": "build_report",
+        "arguments": {"topic": "long", "sections": 50, "seconds_per_section": 0.2},
+        "task_support": "optional",
+    },
+}
+TERMINAL = {"completed", "failed", "cancelled"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -272,8 +361,9 @@ def reap_marked(marker: str) -> list[int]:
 class RunResult:
     client: ClientConfig
     transport: str
-    rows: list[tuple[str, bool, str]] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)  # ok None: N/A (not counted)
     doc: dict[str, Any] | None = None
+    tasks_doc: dict[str, Any] | None = None
     seconds: float = 0.0
     logs: dict[str, str] = field(default_factory=dict)
     leftovers: list[int] = field(default_factory=list)
@@ -330,12 +420,18 @@ def run_one(
     transport: str,
     server_cmd: list[str],
     plan_file: Path,
-    plan: list[dict[str, Any]],
+    plan: Any,  # the plan list, or for phase "tasks" the tasks plan dict
     workdir: Path,
     args: argparse.Namespace,
     url: str | None = None,
+    phase: str = "plan",
 ) -> RunResult:
+    """One driver run. phase "plan": `plan` is the plan list; phase "tasks": `plan` is the tasks plan
+    (DEFAULT_TASKS_PLAN's shape), server_cmd the tasks server, and the rows are the task rows."""
     rr = RunResult(client, transport)
+    nr = tasks_not_run if phase == "tasks" else not_run
+    chk = check_tasks if phase == "tasks" else check
+
     marker = uuid.uuid4().hex
     out = workdir / "driver-output.json"
     driver_log = workdir / "driver-stderr.log"
@@ -356,6 +452,8 @@ def run_one(
             "--out",
             str(out),
         ]
+        if phase != "plan":
+            argv += ["--phase", phase]
         if transport == "stdio":
             argv += [
                 "--command",
@@ -374,7 +472,7 @@ def run_one(
                 server, port, slog = start_http_server(server_cmd, workdir, marker, args.startup_timeout)
                 rr.logs["server"] = str(slog)
             except SetupError as e:
-                rr.rows = not_run(plan, f"HTTP server failed to start: {e}")
+                rr.rows = nr(plan, f"HTTP server failed to start: {e}")
                 return rr
             argv += ["--url", f"http://127.0.0.1:{port}/mcp"]
         env = dict(os.environ)
@@ -397,21 +495,19 @@ def run_one(
                 timed_out = f"driver killed after {args.driver_timeout:.0f}s (--driver-timeout)"
                 partial = read_doc(out)
                 if partial is None or not partial.get("connect", {}).get("ok"):
-                    rr.rows = not_run(plan, f"{timed_out}; output: {tail(driver_log, 600)!r}")
+                    rr.rows = nr(plan, f"{timed_out}; output: {tail(driver_log, 600)!r}")
                 else:  # the drivers keep a partial document on disk: judge what did run
                     rr.doc = partial
-                    rr.rows = check(client, partial, plan, missing_reason=timed_out)
+                    rr.rows = chk(client, partial, plan, missing_reason=timed_out)
                 return rr
         if not out.exists():
-            rr.rows = not_run(
-                plan, f"driver exited {proc.returncode} without output; output: {tail(driver_log, 800)!r}"
-            )
+            rr.rows = nr(plan, f"driver exited {proc.returncode} without output; output: {tail(driver_log, 800)!r}")
             return rr
         rr.doc = read_doc(out)
         if rr.doc is None:
-            rr.rows = not_run(plan, f"driver exited {proc.returncode} with unreadable output {out}")
+            rr.rows = nr(plan, f"driver exited {proc.returncode} with unreadable output {out}")
             return rr
-        rr.rows = check(client, rr.doc, plan)
+        rr.rows = chk(client, rr.doc, plan)
         return rr
     finally:
         if server is not None:
@@ -508,22 +604,22 @@ def check_call(step: dict[str, Any], call: dict[str, Any], tool: dict[str, Any] 
     return True, ", ".join(notes)
 
 
-def tidy(rows: list[tuple[str, bool, str]]) -> list[tuple[str, bool, str]]:
+def tidy(rows: list[Row]) -> list[Row]:
     """One-line reasons (library error messages are often multi-line)."""
     return [(name, ok, " ".join(why.split())) for name, ok, why in rows]
 
 
-def not_run(plan: list[dict[str, Any]], reason: str) -> list[tuple[str, bool, str]]:
+def not_run(plan: list[dict[str, Any]], reason: str) -> list[Row]:
     """Rows for a run that never got past connecting: every check fails (same row count as a real run)."""
-    rows = [("connect", False, reason), ("tools/list", False, "not run: connect failed")]
+    rows: list[Row] = [("connect", False, reason), ("tools/list", False, "not run: connect failed")]
     rows += [(lab, False, "not run: connect failed") for lab in step_labels(plan)]
     return tidy(rows)
 
 
 def check(
     client: ClientConfig, doc: dict[str, Any], plan: list[dict[str, Any]], missing_reason: str = "not run by the driver"
-) -> list[tuple[str, bool, str]]:
-    rows: list[tuple[str, bool, str]] = []
+) -> list[Row]:
+    rows: list[Row] = []
     labels = step_labels(plan)
     version = doc.get("negotiated_protocol_version")
     era = era_of(version)
@@ -553,6 +649,154 @@ def check(
             continue
         ok, why = check_call(step, calls[i], tools.get(step["tool"]), era)
         rows.append((lab, ok, why))
+    return tidy(rows)
+
+
+# --------------------------------------------------------------------------------------------
+# tasks phase checks
+
+
+def task_labels(tplan: dict[str, dict[str, Any]]) -> list[str]:
+    def call(step: dict[str, Any]) -> str:
+        return f"{step['tool']}(" + ",".join(f"{k}={short(v, 24)}" for k, v in step["arguments"].items()) + ")"
+
+    answer = ",".join(f"{k}={short(v, 12)}" for k, v in tplan["purge"].get("answer", {}).items())
+    return [
+        "tasks: capability + execution.taskSupport",
+        f"task {call(tplan['build'])}",
+        f"task {tplan['purge']['tool']} + elicitation {answer}",
+        f"task cancel {call(tplan['cancel'])}",
+        "tasks/list",
+    ]
+
+
+def tasks_not_run(tplan: dict[str, dict[str, Any]], reason: str) -> list[Row]:
+    return tidy([(lab, False, reason) for lab in task_labels(tplan)])
+
+
+def related_task_id(meta: Any) -> str | None:
+    rel = meta.get("io.modelcontextprotocol/related-task") if isinstance(meta, dict) else None
+    return rel.get("taskId") if isinstance(rel, dict) else None
+
+
+def check_task_flow(rec: dict[str, Any], name: str) -> tuple[bool, str]:
+    """Common part of a task that ran to its end: created, polled, completed."""
+    if not rec.get("ok"):
+        return False, f"client raised {describe_error(rec.get('error'))}"
+    if not rec.get("task_id"):
+        return False, "the library did not run the call as a task (no CreateTaskResult)"
+    statuses = rec.get("statuses") or []
+    final = (rec.get("final") or {}).get("status") or (statuses[-1] if statuses else None)
+    if final != "completed":
+        return False, f"{name} ended {final!r} (statuses polled: {statuses}), expected 'completed'"
+    return True, "->".join(statuses) if statuses else "no status polled"
+
+
+def check_tasks(
+    client: ClientConfig,
+    doc: dict[str, Any],
+    tplan: dict[str, dict[str, Any]],
+    missing_reason: str = "not run by the driver",
+) -> list[Row]:
+    labels = task_labels(tplan)
+    if not doc.get("connect", {}).get("ok"):
+        return tasks_not_run(tplan, f"client raised {describe_error(doc['connect'].get('error'))}")
+    t = doc.get("tasks") or {}
+    version = doc.get("negotiated_protocol_version")
+    era = era_of(version)
+    rows: list[Row] = []
+
+    # 1. the server's declarations, as the library parsed them
+    lt = doc.get("list_tools", {})
+    tools = {x["name"]: x for x in lt.get("tools", [])} if lt.get("ok") else {}
+    problems = []
+    if version != client.expect_version:
+        problems.append(f"negotiated {version!r}, expected {client.expect_version!r}")
+    if not lt.get("ok"):
+        problems.append(f"tools/list raised {describe_error(lt.get('error'))}")
+    caps = t.get("capabilities_tasks")
+    if not (isinstance(caps, dict) and isinstance(caps.get("requests", {}).get("tools", {}).get("call"), dict)):
+        problems.append(f"capabilities.tasks.requests.tools.call missing (capabilities.tasks = {short(caps)})")
+    for step in {st["tool"]: st for st in tplan.values()}.values():
+        want = step.get("task_support")
+        got = (tools.get(step["tool"], {}).get("execution") or {}).get("taskSupport")
+        if lt.get("ok") and want and got != want:
+            problems.append(f"{step['tool']}: execution.taskSupport {got!r}, expected {want!r}")
+    rows.append((labels[0], not problems, "; ".join(problems) or f"{version}; tasks {short(caps, 80)}; taskSupport ok"))
+
+    # 2. build_report as a task: non-terminal status seen, completed, result == what the function returns
+    rec = t.get("build") or {}
+    ok, why = check_task_flow(rec, "build")
+    if ok:
+        nonterminal = [x for x in rec.get("statuses", []) if x not in TERMINAL]
+        step = {**tplan["build"], "error": False}
+        rok, rwhy = check_call(step, {"ok": True, "result": rec.get("result") or {}}, tools.get(step["tool"]), era)
+        rel = related_task_id((rec.get("result") or {}).get("meta"))
+        if not nonterminal:
+            ok, why = False, f"no non-terminal status observed (polled: {rec.get('statuses')})"
+        elif not rok:
+            ok, why = False, f"tasks/result: {rwhy}"
+        elif rel != rec["task_id"]:
+            ok, why = False, f"tasks/result _meta related-task {rel!r} != task {rec['task_id']!r}"
+        else:
+            why = f"{why}; {rwhy}; related-task ok"
+    rows.append((labels[1], ok, why))
+
+    # 3. purge_archive: the question arrives through the task, the answer lets it finish
+    rec = t.get("purge") or {}
+    ok, why = check_task_flow(rec, "purge")
+    if ok:
+        step = {**tplan["purge"], "error": False}
+        rok, rwhy = check_call(step, {"ok": True, "result": rec.get("result") or {}}, tools.get(step["tool"]), era)
+        elicits = rec.get("elicitations") or []
+        rel = related_task_id(elicits[0].get("_meta")) if elicits else None
+        if len(elicits) != 1:
+            ok, why = False, f"expected 1 elicitation/create request, the handler got {len(elicits)}"
+        elif rel != rec["task_id"]:
+            ok, why = False, f"elicitation/create _meta related-task {rel!r} != task {rec['task_id']!r}"
+        elif not rok:
+            ok, why = False, f"tasks/result: {rwhy}"
+        else:
+            why = f"{why}; elicitation with related-task; {rwhy}"
+    rows.append((labels[2], ok, why))
+
+    # 4. cancel a long build_report
+    rec = t.get("cancel") or {}
+    if not rec.get("ok"):
+        rows.append((labels[3], False, f"client raised {describe_error(rec.get('error'))}"))
+    elif not rec.get("task_id"):
+        rows.append((labels[3], False, "the library did not run the call as a task (no CreateTaskResult)"))
+    else:
+        got = (rec.get("cancel_result") or {}).get("status")
+        final = (rec.get("final") or {}).get("status")
+        statuses = rec.get("statuses") or []
+        rc = rec.get("recancel") or {}
+        if not statuses or statuses[0] in TERMINAL:
+            rows.append((labels[3], False, f"task was not running before tasks/cancel (polled: {statuses})"))
+        elif got != "cancelled" or final != "cancelled":
+            rows.append((labels[3], False, f"tasks/cancel -> {got!r}, then tasks/get -> {final!r}; expected cancelled"))
+        elif rc.get("ok") is not False or (rc.get("error") or {}).get("code") != -32602:
+            got_rc = f"raised {describe_error(rc.get('error'))}" if rc.get("ok") is False else f"returned {short(rc)}"
+            rows.append((labels[3], False, f"tasks/cancel of the cancelled (terminal) task {got_rc}, expected -32602"))
+        else:
+            why = f"{'->'.join(statuses)}; tasks/cancel and tasks/get: cancelled; re-cancel -32602"
+            if rec.get("stream_error"):
+                why += f"; stream ended: {short(rec['stream_error'].get('message'), 60)}"
+            rows.append((labels[3], True, why))
+
+    # 5. tasks/list holds every task this session created
+    rec = t.get("list") or {}
+    created = [t[k]["task_id"] for k in ("build", "purge", "cancel") if (t.get(k) or {}).get("task_id")]
+    if not rec.get("ok"):
+        rows.append((labels[4], False, f"client raised {describe_error(rec.get('error')) if rec else missing_reason}"))
+    elif not created:
+        rows.append((labels[4], False, "no task was created"))
+    else:
+        missing = [x for x in created if x not in rec.get("task_ids", [])]
+        rows.append((labels[4], not missing, f"missing {missing}" if missing else f"{len(created)} tasks listed"))
+    for i, (name, verdict, why) in enumerate(rows):  # scenarios the driver never reached (killed)
+        if verdict is False and why.startswith("client raised unknown error"):
+            rows[i] = (name, False, missing_reason)
     return tidy(rows)
 
 
@@ -598,6 +842,17 @@ def main(argv: list[str] | None = None) -> int:
         default=str(ROOT / ".venv" / "bin" / "python"),
         help="project interpreter (server + plan import); default .venv/bin/python",
     )
+    ap.add_argument(
+        "--tasks-target",
+        default=DEFAULT_TASKS_TARGET,
+        help="FILE:OBJECT of the server the tasks phase runs against (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--tasks-plan",
+        help="JSON file shaped like DEFAULT_TASKS_PLAN in run.py (build / purge / cancel steps) for another "
+        "--tasks-target; default: the built-in plan for examples/long_running.py",
+    )
+    ap.add_argument("--no-tasks", action="store_true", help="skip the tasks phase")
     ap.add_argument("--clients", help="comma-separated subset of: " + ", ".join(c.key for c in CLIENTS))
     ap.add_argument("--transports", default=",".join(TRANSPORTS), help="comma-separated subset of stdio,http")
     ap.add_argument("--json", metavar="OUT", help="write all results (and every driver document) here")
@@ -645,6 +900,25 @@ def main(argv: list[str] | None = None) -> int:
             server_cmd = [python, "-m", "toolkit", "run", args.target]
             plan_src = args.plan or str(target_file)
         plan, plan_origin = load_plan(plan_src, python)
+        run_tasks = not args.no_tasks and not args.url  # --url: somebody else's server, not long_running
+        tasks_cmd: list[str] = []
+        tasks_plan = DEFAULT_TASKS_PLAN
+        if run_tasks:
+            tasks_file = ROOT / args.tasks_target.split(":")[0]
+            if not tasks_file.exists():
+                raise SetupError(f"--tasks-target {tasks_file} does not exist (or pass --no-tasks)")
+            tasks_cmd = [python, "-m", "toolkit", "run", args.tasks_target]
+            if args.tasks_plan:
+                tasks_plan = json.loads(Path(args.tasks_plan).read_text(encoding="utf-8"))
+                if not isinstance(tasks_plan, dict) or any(
+                    not isinstance(tasks_plan.get(k), dict) or "tool" not in tasks_plan[k]
+                    for k in ("build", "purge", "cancel")
+                ):
+                    raise SetupError("--tasks-plan must be an object with build / purge / cancel steps")
+                if any("expected" not in tasks_plan[k] for k in ("build", "purge")):
+                    raise SetupError("--tasks-plan: the build and purge steps need 'expected'")
+                for k in ("build", "purge", "cancel"):
+                    tasks_plan[k].setdefault("arguments", {})
     except SetupError as e:
         print(f"interop: setup error: {e}", file=sys.stderr)
         return 2
@@ -653,6 +927,8 @@ def main(argv: list[str] | None = None) -> int:
     base.mkdir(parents=True, exist_ok=True)
     plan_file = base / "plan.json"
     plan_file.write_text(json.dumps(plan, indent=1), encoding="utf-8")
+    tasks_plan_file = base / "tasks-plan.json"
+    tasks_plan_file.write_text(json.dumps(tasks_plan, indent=1), encoding="utf-8")
     if args.url:
         print(f"server: {args.url} (already running: --url)")
         if skipped_transports:
@@ -660,6 +936,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"server: {shlex.join(server_cmd)}")
     print(f"plan:   {plan_origin} ({len(plan)} calls, {len({s['tool'] for s in plan})} tools)")
+    if run_tasks:
+        print(f"tasks:  {shlex.join(tasks_cmd)} (clients with a task API)")
+    else:
+        print(f"tasks:  skipped ({'--no-tasks' if args.no_tasks else '--url'})")
     sys.stdout.flush()
 
     results: list[RunResult] = []
@@ -674,8 +954,21 @@ def main(argv: list[str] | None = None) -> int:
                 )
             else:
                 rr = run_one(c, t, server_cmd, plan_file, plan, wd, args, url=args.url)
+            if run_tasks and not c.tasks_api:
+                rr.rows.append(("tasks", None, f"not supported by {c.no_tasks}"))
+            elif run_tasks and time.monotonic() - t0 > args.total_timeout:
+                rr.rows += tasks_not_run(tasks_plan, f"skipped: --total-timeout {args.total_timeout:.0f}s exhausted")
+            elif run_tasks:
+                twd = wd / "tasks"
+                twd.mkdir(parents=True, exist_ok=True)
+                tr = run_one(c, t, tasks_cmd, tasks_plan_file, tasks_plan, twd, args, phase="tasks")
+                rr.rows += tr.rows
+                rr.tasks_doc = tr.doc
+                rr.seconds += tr.seconds
+                rr.logs.update({f"tasks_{k}": v for k, v in tr.logs.items()})
+                rr.leftovers += tr.leftovers
             results.append(rr)
-            nfail = sum(1 for r in rr.rows if not r[1])
+            nfail = sum(1 for r in rr.rows if r[1] is False)
             print(
                 f"  ran {c.label:34} {t:5}  {rr.seconds:5.1f}s  {'ok' if nfail == 0 else f'{nfail} failed'}", flush=True
             )
@@ -689,13 +982,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'-' * w_client}  {'-' * 9}  {'-' * w_check}  {'-' * 6}")
     for client_label, transport, name, ok, why in rows:
         name_s = name if len(name) <= w_check else name[: w_check - 3] + "..."
-        line = f"{client_label:{w_client}}  {transport:9}  {name_s:{w_check}}  {'PASS' if ok else 'FAIL'}"
+        verdict = "N/A" if ok is None else "PASS" if ok else "FAIL"
+        line = f"{client_label:{w_client}}  {transport:9}  {name_s:{w_check}}  {verdict:6}".rstrip()
         if not ok or args.verbose:
             line += f"  {why}"
         print(line)
     if args.verbose:
         for rr in results:
-            if any(not r[1] for r in rr.rows):
+            if any(r[1] is False for r in rr.rows):
                 for k, p in rr.logs.items():
                     t = tail(Path(p), 1200).strip()
                     if t:
@@ -704,14 +998,16 @@ def main(argv: list[str] | None = None) -> int:
         if rr.leftovers:
             print(f"note: {rr.client.key}/{rr.transport}: killed leftover processes {rr.leftovers}")
 
-    passed = sum(1 for r in rows if r[3])
-    failed = len(rows) - passed
+    passed = sum(1 for r in rows if r[3] is True)
+    failed = sum(1 for r in rows if r[3] is False)
     if args.json:
         out = {
             "server_cmd": None if args.url else server_cmd,
             "url": args.url,
             "plan_origin": plan_origin,
             "plan": plan,
+            "tasks_server_cmd": tasks_cmd if run_tasks else None,
+            "tasks_plan": tasks_plan if run_tasks else None,
             "seconds": round(time.monotonic() - t0, 1),
             "passed": passed,
             "failed": failed,
@@ -726,9 +1022,10 @@ def main(argv: list[str] | None = None) -> int:
                     "seconds": round(rr.seconds, 2),
                     "logs": rr.logs,
                     "log_tails": {k: tail(Path(p), 4000) for k, p in rr.logs.items()}
-                    if any(not r[1] for r in rr.rows)
+                    if any(r[1] is False for r in rr.rows)
                     else {},
                     "driver_output": rr.doc,
+                    "tasks_driver_output": rr.tasks_doc,
                 }
                 for rr in results
             ],

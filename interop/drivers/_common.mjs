@@ -14,6 +14,7 @@ export function parseDriverArgs(modes, defaultMode) {
       url: { type: 'string' },
       mode: { type: 'string', default: defaultMode },
       plan: { type: 'string' },
+      phase: { type: 'string', default: 'plan' },
       timeout: { type: 'string', default: '20' },
       out: { type: 'string' },
     },
@@ -24,6 +25,7 @@ export function parseDriverArgs(modes, defaultMode) {
   if (values.transport === 'http' && !values.url) fail('--url is required for http');
   if (!values.plan) fail('--plan is required');
   if (!modes.includes(values.mode)) fail(`--mode must be one of ${modes.join(', ')}`);
+  if (!['plan', 'tasks'].includes(values.phase)) fail('--phase must be plan or tasks');
   return { ...values, timeoutMs: Math.round(Number(values.timeout) * 1000) };
 }
 
@@ -58,7 +60,31 @@ export function dumpResult(r) {
     isError: Boolean(r.isError),
   };
   if (d.structuredContentPresent) d.structuredContent = r.structuredContent;
+  if (r._meta !== undefined) d.meta = r._meta;
   return d;
+}
+
+// The "tasks" part of a --phase tasks document (see interop/drivers/_common.py).
+export function newTasksDoc(api) {
+  return {
+    api,
+    build: { ok: false, statuses: [] },
+    purge: { ok: false, statuses: [], elicitations: [] },
+    cancel: { ok: false, statuses: [] },
+    list: { ok: false },
+  };
+}
+
+// Run one task scenario: rec.ok / rec.error, bounded by ms; keeps the partial document on disk.
+export async function scenario(rec, ms, what, body, doc, out) {
+  try {
+    await withDeadline(body(rec), ms, what);
+    rec.ok = true;
+  } catch (e) {
+    rec.ok = false;
+    rec.error = err(e);
+  }
+  if (out) emit(doc, out);
 }
 
 export function dumpTools(tools) {

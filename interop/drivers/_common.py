@@ -12,6 +12,16 @@ Every driver takes the same command line and prints (or writes) one JSON documen
 
 "result" is what the client library handed to its user (serialised back to JSON);
 "error" is the exception the library raised instead.
+
+With --phase tasks (only drivers of libraries with a task API) "calls" is replaced by "tasks":
+
+    {"api": str, "capabilities_tasks": ..., "build"|"purge"|"cancel": {
+        "ok": bool, "task_id", "created": {task}, "statuses": [str, ...],   # every status seen
+        "result"?: {... as above, "meta"?: {...}},                         # build / purge
+        "elicitations"?: [{"message", "requestedSchema", "meta"}],          # purge
+        "cancel_result"?: {task}, "final"?: {task},                         # cancel
+        "error"?: {...}},
+     "list": {"ok": bool, "task_ids": [...]}}
 """
 
 from __future__ import annotations
@@ -32,7 +42,14 @@ def parse_args(modes: list[str], default_mode: str) -> argparse.Namespace:
     ap.add_argument("--server-env", action="append", default=[], metavar="K=V", help="stdio: extra server env")
     ap.add_argument("--url", help="http: Streamable HTTP endpoint URL")
     ap.add_argument("--mode", choices=modes, default=default_mode)
-    ap.add_argument("--plan", required=True, help="JSON file: list of {tool, arguments, ...}")
+    ap.add_argument("--plan", required=True, help="JSON file: list of {tool, arguments, ...} (phase tasks: see below)")
+    ap.add_argument(
+        "--phase",
+        choices=["plan", "tasks"],
+        default="plan",
+        help="plan: list_tools + one call per plan entry; tasks: the task scenarios of a tasks plan "
+        '({"build": step, "purge": step, "cancel": step}) through the library\'s own task API',
+    )
     ap.add_argument("--timeout", type=float, default=20.0, help="per-request timeout, seconds")
     ap.add_argument("--out", default=None, help="write the JSON document here instead of stdout")
     a = ap.parse_args()
@@ -55,6 +72,16 @@ def server_command(a: argparse.Namespace) -> tuple[str, list[str], dict[str, str
 def load_plan(path: str) -> list[dict[str, Any]]:
     with open(path, encoding="utf-8") as f:
         return json.load(f)
+
+
+def new_tasks_doc(api: str) -> dict[str, Any]:
+    return {
+        "api": api,
+        "build": {"ok": False, "statuses": []},
+        "purge": {"ok": False, "statuses": [], "elicitations": []},
+        "cancel": {"ok": False, "statuses": []},
+        "list": {"ok": False},
+    }
 
 
 def err(e: BaseException) -> dict[str, Any]:

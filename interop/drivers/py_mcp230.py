@@ -39,6 +39,8 @@ def dump_result(r) -> dict:
 
 async def main() -> None:
     a = parse_args(["auto", "legacy", "2026-07-28"], "auto")
+    if a.phase != "plan":  # see interop/README.md, "Tasks"
+        sys.exit("py_mcp230: mcp 2.3.0 has no task API (neither 2025-11-25 tasks nor the tasks extension)")
     plan = load_plan(a.plan)
     from importlib.metadata import version
 

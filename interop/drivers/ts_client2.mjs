@@ -19,6 +19,10 @@ import {
 } from './_common.mjs';
 
 const a = parseDriverArgs(['auto', 'legacy', '2026-07-28'], 'auto');
+if (a.phase !== 'plan') { // see interop/README.md, "Tasks"
+  process.stderr.write('ts_client2: @modelcontextprotocol/client 2.4.0 has no task API (neither form)\n');
+  process.exit(2);
+}
 const plan = loadPlan(a.plan);
 const require = createRequire(import.meta.url);
 const pkgDir = dirname(dirname(require.resolve('@modelcontextprotocol/client')));
