@@ -12,12 +12,16 @@ docs/deployment.md.
 from ._errors import StoreUnavailable
 from ._store.base import MemoryStore, SessionRecord, Store
 from ._store.redis import RedisEventStore, RedisStore
+from ._store.tasks import MemoryTaskStore, TaskRecord, TaskStore
 
 __all__ = [
     "MemoryStore",
+    "MemoryTaskStore",
     "RedisEventStore",
     "RedisStore",
     "SessionRecord",
     "Store",
     "StoreUnavailable",
+    "TaskRecord",
+    "TaskStore",
 ]
