@@ -633,3 +633,24 @@ async def test_the_test_client_refuses_tasks_where_the_version_has_none() -> Non
     async with Client(server, protocol_version="2025-06-18") as client:
         with pytest.raises(ValueError, match="2025-06-18 has no tasks"):
             await client.call_task("double", {"n": 1})
+
+
+async def test_a_caller_may_run_only_so_many_tasks_at_once() -> None:
+    server, _ = make_server(max_running_tasks=2)
+    ada = AccessToken(subject="ada", client_id="app", scopes=frozenset(), expires_at=None)
+    bob = AccessToken(subject="bob", client_id="app", scopes=frozenset(), expires_at=None)
+    async with Client(server, capabilities=WITH_TASKS, access_token=ada) as client:
+        running = [(await client.result("tools/call", {"name": "forever", "arguments": {}}))["taskId"] for _ in "ab"]
+        refused = await call(client, "tools/call", {"name": "forever", "arguments": {}})
+        async with Client(server, capabilities=WITH_TASKS, access_token=bob) as other:
+            theirs = await other.result("tools/call", {"name": "forever", "arguments": {}})
+            await other.result("tasks/cancel", {"taskId": theirs["taskId"]})
+        await client.result("tasks/cancel", {"taskId": running[0]})
+        await poll(client, running[0], ended)
+        again = await client.result("tools/call", {"name": "forever", "arguments": {}})
+        for task_id in (running[1], again["taskId"]):
+            await client.result("tasks/cancel", {"taskId": task_id})
+    assert refused["error"]["code"] == -32600
+    assert "2 tasks of this caller are running" in refused["error"]["message"]
+    assert theirs["resultType"] == "task", "another caller's limit is their own"
+    assert again["resultType"] == "task", "a slot frees when a task ends"

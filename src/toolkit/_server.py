@@ -106,6 +106,8 @@ class Server:
             hour); a 2025-11-25 client may ask for another TTL, up to ``max_task_ttl_ms``.
         max_task_ttl_ms: the longest TTL a client may ask for (default 24 hours).
         task_poll_interval_ms: the polling interval suggested to clients of tasks.
+        max_running_tasks: tasks one caller may have running at once in this process; one
+            more is refused with an error saying so.
         auth: a token verifier (``toolkit.auth.JWTVerifier``, ``IntrospectionVerifier``, or
             your own): every HTTP request must then carry a bearer token it accepts. stdio is
             unaffected (the spec: stdio takes its credentials from the environment).
@@ -147,6 +149,7 @@ class Server:
         task_ttl_ms: int = 3_600_000,
         max_task_ttl_ms: int = 86_400_000,
         task_poll_interval_ms: int = 1000,
+        max_running_tasks: int = 100,
         auth: TokenVerifier | None = None,
         authorization_servers: Sequence[str] = (),
         resource_url: str | None = None,
@@ -182,6 +185,7 @@ class Server:
             task_ttl_ms=task_ttl_ms,
             max_task_ttl_ms=max_task_ttl_ms,
             task_poll_interval_ms=task_poll_interval_ms,
+            max_running_tasks=max_running_tasks,
         )
         self.lifespan = lifespan
         self.lifespan_state: Any = None
@@ -235,6 +239,7 @@ class Server:
     task_ttl_ms: _Setting[int] = _Setting()
     max_task_ttl_ms: _Setting[int] = _Setting()
     task_poll_interval_ms: _Setting[int] = _Setting()
+    max_running_tasks: _Setting[int] = _Setting()
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, tools={len(self.registry.tools)})"

@@ -24,6 +24,7 @@ class Settings:
         "mask_errors",
         "max_argument_depth",
         "max_concurrent_requests",
+        "max_running_tasks",
         "max_task_ttl_ms",
         "name",
         "page_size",
@@ -60,6 +61,7 @@ class Settings:
         task_ttl_ms: int = 3_600_000,
         max_task_ttl_ms: int = 86_400_000,
         task_poll_interval_ms: int = 1000,
+        max_running_tasks: int = 100,
     ) -> None:
         self.name = name
         self.version = version
@@ -80,3 +82,4 @@ class Settings:
         self.task_ttl_ms = task_ttl_ms
         self.max_task_ttl_ms = max_task_ttl_ms
         self.task_poll_interval_ms = task_poll_interval_ms
+        self.max_running_tasks = max_running_tasks

@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final
 
 from . import _compat
-from ._errors import INTERNAL_ERROR, INVALID_PARAMS, ClientRequestError, McpError, ToolError
+from ._errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, ClientRequestError, McpError, ToolError
 from ._store.tasks import MemoryTaskStore, TaskRecord, TaskStore
 from ._types import Send
 
@@ -47,6 +47,8 @@ Body = Callable[["RequestScope"], Awaitable[dict[str, Any]]]
 ANSWER_RECHECK_SECONDS: Final = 5.0
 """How often a task waiting for input looks in the store itself (in case a bus message was lost)."""
 END_RECHECK_SECONDS: Final = 1.0
+STOP_WAIT_SECONDS: Final = 1.0
+"""How long ``tasks/cancel`` waits for a task running here to unwind before it answers."""
 """How often ``tasks/result`` looks in the store while the task runs on another replica."""
 
 
@@ -74,6 +76,7 @@ class TaskRun:
     def __init__(self, tasks: Tasks, record: TaskRecord, scope: RequestScope) -> None:
         self.tasks = tasks
         self.id = record.id
+        self.owner = record.owner
         self.modern = record.modern
         self.scope = scope
         self.runner: asyncio.Task[None] | None = None
@@ -307,9 +310,17 @@ class Tasks:
 
     async def create(self, scope: RequestScope, tool: str, ttl_ms: int, body: Body) -> TaskRecord:
         """Store a new task (durably: ``tasks/get`` finds it once this returns) and start running it."""
+        owner = owner_of(scope)
+        limit = self.settings.max_running_tasks
+        if sum(1 for run in self._runs.values() if run.owner == owner) >= limit:
+            raise McpError(
+                INVALID_REQUEST,
+                f"Invalid Request: {limit} tasks of this caller are running already (max_running_tasks); "
+                "wait for one to end, or cancel one",
+            )
         record = TaskRecord(
             id=str(uuid.uuid4()),
-            owner=owner_of(scope),
+            owner=owner,
             modern=scope.modern,
             version=scope.version,
             tool=tool,
@@ -474,6 +485,9 @@ class Tasks:
         if run is not None and run.runner is not None:
             run.cancelled_by_client = True
             run.runner.cancel()
+            # Give the tool a moment to unwind (its finally blocks run) before answering; one
+            # that ignores the cancellation does not hold the answer up.
+            await asyncio.wait((run.runner,), timeout=STOP_WAIT_SECONDS)
         else:
             await self._tell("cancel", record.id)
         return updated or record
