@@ -22,10 +22,15 @@ from typing import Any, Literal
 LEGACY_VERSION = "2025-11-25"
 MODERN_VERSION = "2026-07-28"
 CLIENT_INFO = {"name": "toolkit-bench", "version": "1.0.0"}
+CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-    "io.modelcontextprotocol/clientCapabilities": {},
+    CAPABILITIES_META: {},
 }
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"  # 2026-07-28's tasks, declared per request
+# Whose Mcp-Name header is params.taskId on 2026-07-28 HTTP (the tasks extension's routing headers).
+TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 READ_LIMIT = 256 * 1024 * 1024  # one stdio line can be a whole 500-tool tools/list
 STREAM_DRAIN_TIMEOUT = 2.0  # seconds to wait for an SSE stream to end after its response
 
@@ -102,14 +107,19 @@ def expected_forecast(hours: int) -> list[Json]:
     return [{"hour": f"{9 + i:02d}:00", "temp": 68.0 + 2 * i, "conditions": conditions[i % 3]} for i in range(hours)]
 
 
-def structured_check(expected: Any, tool: str) -> Callable[[Json], None]:
-    """A ``tools/call`` check like ``check_items_result``'s for another tool's ``expected`` result."""
+def structured_check(expected: Any, tool: str, unwrap: bool = True) -> Callable[[Json], None]:
+    """A ``tools/call`` check like ``check_items_result``'s for another tool's ``expected`` result.
+
+    ``unwrap``: an object ``structuredContent`` is compared by its ``"result"`` member (how the
+    anchors wrap a list); ``False`` compares the whole ``structuredContent`` (a tool that returns
+    an object, such as ``examples/long_running.py``'s report).
+    """
 
     def check(result: Json) -> None:
         if result.get("isError"):
             raise ProtocolError(f"tools/call {tool} returned isError: {json.dumps(result)[:500]}")
         structured = result.get("structuredContent")
-        value = structured.get("result") if isinstance(structured, dict) else structured
+        value = structured.get("result") if unwrap and isinstance(structured, dict) else structured
         if value != expected:
             raise ProtocolError(f"tools/call {tool}: unexpected structuredContent {json.dumps(structured)[:500]}")
         content = result.get("content")
@@ -131,6 +141,28 @@ def check_discover_result(result: Json) -> None:
         raise ProtocolError(f"server/discover does not list {MODERN_VERSION}: {json.dumps(result)[:500]}")
     if not isinstance(result.get("capabilities"), dict):
         raise ProtocolError(f"server/discover lacks capabilities: {json.dumps(result)[:500]}")
+
+
+def check_created_task(result: Json, era: Era) -> str:
+    """A ``tools/call`` answered with a task (2026-07-28 ``resultType: "task"``, 2025-11-25 ``task``); its id."""
+    task = result if era == "modern" else result.get("task")
+    if era == "modern" and result.get("resultType") != "task":
+        raise ProtocolError(f"tools/call was not answered with a task: {json.dumps(result)[:500]}")
+    if not isinstance(task, dict) or not isinstance(task.get("taskId"), str) or not task.get("status"):
+        raise ProtocolError(f"tools/call: no task (taskId, status) in {json.dumps(result)[:500]}")
+    return str(task["taskId"])
+
+
+def check_task(result: Json) -> Json:
+    """A 2026-07-28 ``tasks/get`` result: the task, with its ``result`` once completed."""
+    status = result.get("status")
+    if not isinstance(status, str) or not isinstance(result.get("taskId"), str):
+        raise ProtocolError(f"tasks/get: no taskId or status in {json.dumps(result)[:500]}")
+    if status in TERMINAL_STATUSES and status != "completed":
+        raise ProtocolError(f"tasks/get: the task ended {status}: {json.dumps(result)[:500]}")
+    if status == "completed" and not isinstance(result.get("result"), dict):
+        raise ProtocolError(f"tasks/get: a completed task without a result: {json.dumps(result)[:500]}")
+    return result
 
 
 def check_tools_page(result: Json) -> list[Json]:
@@ -441,29 +473,58 @@ class _HttpStatusError(ProtocolError):
 
 
 class Session:
-    """A client of one server in one era: ``open`` (handshake or discover), then requests."""
+    """A client of one server in one era: ``open`` (handshake or discover), then requests.
 
-    def __init__(self, transport: _Transport, era: Era) -> None:
+    ``capabilities``: the modern era's per-request ``clientCapabilities`` (default ``{}``), e.g.
+    ``{"extensions": {TASKS_EXTENSION: {}}}`` for a client that can take a task.
+    """
+
+    def __init__(self, transport: _Transport, era: Era, capabilities: Json | None = None) -> None:
         self.transport = transport
         self.era = era
         self._next_id = 0
-        self.last_latency = 0.0  # seconds, request written -> response bytes complete
-        self._meta = MODERN_META if era == "modern" else None
+        self.last_latency = 0.0  # seconds: the last call(), first request written -> last response complete
+        self.last_requests = 1  # requests the last call() sent (a task operation sends more than one)
+        self._meta = None
+        if era == "modern":
+            self._meta = MODERN_META if capabilities is None else {**MODERN_META, CAPABILITIES_META: capabilities}
         self._call_items = self.request_template("tools/call", {"name": "get_items", "arguments": {}})
         self._call = self._call_items  # what call() sends, and how its result is checked
         self._check_call: Callable[[Json], None] = check_items_result
+        self._task = False  # call() is a task operation (use_task)
         self._list_tools: dict[str | None, _Request] = {}
 
     def use_tool(self, name: str, arguments: Json, check: Callable[[Json], None]) -> "Session":
         """Make ``call()`` send ``tools/call`` of ``name`` with ``arguments`` (default: ``get_items``)."""
         self._call = self.request_template("tools/call", {"name": name, "arguments": arguments})
         self._check_call = check
+        self._task = False
+        return self
+
+    def use_task(self, name: str, arguments: Json, check: Callable[[Json], None]) -> "Session":
+        """Make ``call()`` a task operation of ``name``: the ``tools/call`` asks for a task, then
+        (modern) ``tasks/get`` is sent back to back, no pause, until the task ends, or (legacy)
+        one ``tasks/result`` waits for it; ``check`` checks the tool's final result.
+
+        Modern: the session must declare ``TASKS_EXTENSION`` in its ``capabilities`` (the server
+        decides; a plain result is an error here). Legacy: the call carries ``"task": {}``.
+        """
+        params: Json = {"name": name, "arguments": arguments}
+        if self.era == "legacy":
+            params["task"] = {}
+        self._call = self.request_template("tools/call", params)
+        self._check_call = check
+        self._task = True
         return self
 
     def request_template(self, method: str, params: Json | None) -> _Request:
         if self._meta is not None:
             params = {**(params or {}), "_meta": self._meta}
-        name = params.get("name") if params and method in ("tools/call", "prompts/get") else None
+        name = None
+        if params and method in ("tools/call", "prompts/get"):
+            name = params.get("name")
+        elif params and method in TASK_METHODS:
+            name = params.get("taskId")
         return _Request(method, params, name)
 
     async def request(self, template: _Request, check: Callable[[Json], Any], timeout: float = 60.0) -> Any:
@@ -496,8 +557,34 @@ class Session:
         await self.request(self._call_items, check_items_result, timeout)
 
     async def call(self, timeout: float = 60.0) -> None:
-        """The session's tool call: ``get_items`` unless ``use_tool`` chose another."""
+        """The session's tool call: ``get_items`` unless ``use_tool`` chose another, or a task
+        operation (``use_task``)."""
+        if self._task:
+            await self._call_task(timeout)
+            return
         await self.request(self._call, self._check_call, timeout)
+        self.last_requests = 1
+
+    async def _call_task(self, timeout: float) -> None:
+        """Create a task, then wait for its end (see ``use_task``); ``timeout`` bounds the whole."""
+        async with asyncio.timeout(timeout):
+            task_id = await self.request(self._call, lambda r: check_created_task(r, self.era), timeout)
+            started, requests = self.transport.sent_at, 1
+            if self.era == "modern":
+                poll = self.request_template("tasks/get", {"taskId": task_id})
+                while True:
+                    task = await self.request(poll, check_task, timeout)
+                    requests += 1
+                    if task["status"] == "completed":
+                        result: Json = task["result"]
+                        break
+            else:
+                wait = self.request_template("tasks/result", {"taskId": task_id})
+                result = await self.request(wait, lambda r: r, timeout)
+                requests += 1
+        self._check_call(result)
+        self.last_latency = self.transport.received_at - started
+        self.last_requests = requests
 
     async def list_tools(self, expected: int | None = None, timeout: float = 120.0) -> float:
         """All pages of ``tools/list``, checked (count against ``expected``); returns their latency."""

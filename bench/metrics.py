@@ -33,6 +33,14 @@ SCALEOUT_CPU = {
     "redis_cpu_us": "redis-server",
     "client_cpu_us": "load generator (the bench driver)",
 }
+# The tasks scenario: examples/long_running.py's build_report(topic="t", sections=0), a tool that
+# returns at once, over HTTP with one sequential client: a plain call, and the same call as a task.
+TASK_VARIANTS = {"plain": "a plain tools/call", "task": "the same call as a task"}
+TASK_FLOWS: dict[Era, str] = {  # what one task operation is, per era
+    "modern": "task + tasks/get polls",
+    "legacy": "task + tasks/result",
+}
+TASK_METRICS = ("cpu_us", "p50_us", "requests")  # the tasks batches' figures (the ratios are derived)
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,25 @@ def _catalogue() -> list[Metric]:
                 ratio_of=(f"store.{variant}.redis.cpu_us", f"store.{variant}.memory.cpu_us"),
             ),
         ]
+    for era in ERAS:
+        where = f"HTTP sequential, {era}"
+        for variant in TASK_VARIANTS:
+            what = f"{where}, {'plain' if variant == 'plain' else TASK_FLOWS[era]}"
+            prefix = f"tasks.{era}.{variant}"
+            metrics += [
+                Metric(f"{prefix}.cpu_us", f"build_report server CPU/op ({what})", "µs"),
+                Metric(f"{prefix}.p50_us", f"build_report wall-clock/op, median ({what})", "µs"),
+                Metric(f"{prefix}.requests", f"build_report requests/op ({what})", "req"),
+            ]
+        for metric, metric_label in (("cpu_us", "server CPU/op"), ("p50_us", "median wall-clock/op")):
+            metrics.append(
+                Metric(
+                    f"tasks.{era}.{metric.removesuffix('_us')}_ratio",
+                    f"build_report {metric_label}, task / plain ({where})",
+                    "x",
+                    ratio_of=(f"tasks.{era}.task.{metric}", f"tasks.{era}.plain.{metric}"),
+                )
+            )
     for era in ERAS:
         for count in REPLICA_COUNTS:
             prefix = f"scaleout.{era}.r{count}"

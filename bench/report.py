@@ -20,6 +20,7 @@ from bench.metrics import (
     REPLICA_COUNTS,
     STORE_TARGET,
     STORE_VARIANTS,
+    TASK_FLOWS,
     Collector,
 )
 
@@ -117,6 +118,8 @@ def _value(value: float, unit: str) -> str:
         return f"{value:,.0f}"
     if unit == "x":
         return f"{value:.3f}"
+    if unit == "req":  # requests per operation: a mean over the batch
+        return f"{value:.2f}"
     return f"{value:,.1f}"
 
 
@@ -223,6 +226,7 @@ def table(results: dict[str, Any]) -> str:
     out += _auth_verdict(results)
     out += _store_verdict(results)
     out += _scaleout_note(results)
+    out += _tasks_note(results)
     return "\n".join(out)
 
 
@@ -315,4 +319,32 @@ def _scaleout_note(results: dict[str, Any]) -> list[str]:
             f"  {era}: {low} replica {values[0]:,.0f} calls/s, {high} replicas {values[1]:,.0f} calls/s: "
             f"{factor:.2f}x (median of per-round ratios){elsewhere}"
         )
+    return lines
+
+
+def _tasks_note(results: dict[str, Any]) -> list[str]:
+    """What a task operation was, per era: how many requests it took (over every round), and its cost."""
+    metrics = results["metrics"]
+    if not any(key.startswith("tasks.") for key in metrics):
+        return []
+    lines = [
+        "",
+        "tasks: examples/long_running.py build_report(topic='t', sections=0), HTTP sequential, one client; "
+        "a task operation runs from its tools/call to the response that carries the tool's result",
+    ]
+    for era in ERAS:
+        cell = metrics.get(f"tasks.{era}.task.requests", {}).get("frameworks", {}).get("toolkit") or {}
+        counts: dict[int, int] = {}
+        for raw in cell.get("raw", []):
+            for requests, calls in raw.items():
+                counts[int(requests)] = counts.get(int(requests), 0) + calls
+        if not counts:
+            lines.append(f"  {era}: - (no toolkit figure)")
+            continue
+        spread = ", ".join(f"{calls} took {requests}" for requests, calls in sorted(counts.items()))
+        ratios = [
+            metrics.get(f"tasks.{era}.{name}_ratio", {}).get("median", {}).get("toolkit") for name in ("cpu", "p50")
+        ]
+        cost = f"; task / plain: server CPU {ratios[0]:.2f}x, wall-clock {ratios[1]:.2f}x" if None not in ratios else ""
+        lines.append(f"  {era} ({TASK_FLOWS[era]}): requests per task operation: {spread}{cost}")
     return lines

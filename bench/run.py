@@ -33,6 +33,7 @@ from bench.baseline import ALIASES, Baseline, BaselineError, compile_sources, pr
 from bench.cluster import SERVED_BY, Balancer, RedisServer
 from bench.driver import (
     ACCEPT_BOTH,
+    TASKS_EXTENSION,
     Era,
     HttpTransport,
     Session,
@@ -52,6 +53,8 @@ from bench.metrics import (
     STORE_ERAS,
     STORE_VARIANTS,
     STORES,
+    TASK_METRICS,
+    TASK_VARIANTS,
     Collector,
 )
 
@@ -64,6 +67,10 @@ WEATHER = ROOT / "examples" / "weather.py"  # the store and scaleout scenarios' 
 FORECAST_HOURS = 24
 # Its forecast tool, with the arguments of bench/load.py's mix.
 FORECAST = ("get_weather_forecast", {"city": "Oslo", "hours": FORECAST_HOURS})
+LONG_RUNNING = ROOT / "examples" / "long_running.py"  # the tasks scenario's app
+# Its task="optional" tool with no sections: it returns at once, so a task costs only the task's own work.
+REPORT = ("build_report", {"topic": "t", "sections": 0})
+EXPECTED_REPORT = {"topic": "t", "sections": []}
 
 IMPORTS = {
     "toolkit": "from toolkit import Server",
@@ -71,8 +78,9 @@ IMPORTS = {
     "fastmcp": "from fastmcp import FastMCP",
 }
 DISTRIBUTIONS = {"toolkit": "toolkit", "mcp": "mcp", "fastmcp": "fastmcp"}
-SCENARIO_GROUPS = ("import", "register", "calls", "auth", "list500", "rss", "store", "scaleout")
-# Run when --scenarios is not given; store and scaleout (redis-server, HAProxy) only when asked.
+SCENARIO_GROUPS = ("import", "register", "calls", "auth", "list500", "rss", "store", "scaleout", "tasks")
+# Run when --scenarios is not given; store and scaleout (redis-server, HAProxy) and tasks
+# (toolkit only) only when asked.
 DEFAULT_GROUPS = ("import", "register", "calls", "auth", "list500", "rss")
 BATCH_METRICS = ("cpu_us", "calls_per_s", "p50_us", "p99_us")
 AUTH_METRICS = ("cpu_us", "p50_us")  # the auth batches' figures (cpu_ratio is derived after the run)
@@ -165,6 +173,7 @@ class Bench:
         self.round = 0
         self._auth_support: dict[str, str | None] = {}  # framework -> why auth cannot run there
         self._store_support: dict[str, str | None] = {}  # framework -> why store/scaleout cannot run
+        self._tasks_support: dict[str, str | None] = {}  # framework -> why tasks cannot run
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -188,9 +197,11 @@ class Bench:
         raw: dict[str, Any] | None = None,
     ) -> dict[str, float]:
         """Warm up, then ``calls`` tools/call spread over ``sessions`` (one worker each): get_items,
-        or the tool a session was given with ``Session.use_tool``.
+        or the tool a session was given with ``Session.use_tool``, or the task operations of
+        ``Session.use_task`` (a call is then the whole operation: its latency spans every request).
 
-        ``metrics`` are the figures recorded under ``prefix`` (of cpu_us, calls_per_s, p50_us, p99_us).
+        ``metrics`` are the figures recorded under ``prefix`` (of cpu_us, calls_per_s, p50_us, p99_us,
+        requests: requests per call, their mean; the raw record counts the calls by requests sent).
         The CPU time of the processes in ``also`` (name -> pid) is read at the same moments as the
         server's; their CPU seconds over the batch are returned by name. ``raw``, when given, is the
         cpu_us sample's raw record (CPU seconds and count are added to it; the caller may add more).
@@ -199,6 +210,7 @@ class Bench:
         async with asyncio.timeout(self.s.batch_timeout):
             await asyncio.gather(*(_calls(s, max(1, warmup // len(sessions))) for s in sessions))
             latencies: list[float] = []
+            requests: list[int] = []
             remaining = [calls]
 
             async def worker(session: Session) -> None:
@@ -206,6 +218,7 @@ class Bench:
                     remaining[0] -= 1
                     await session.call()
                     latencies.append(session.last_latency * 1e6)
+                    requests.append(session.last_requests)
 
             also0 = {name: procs.cpu_seconds(other) for name, other in also.items()}
             cpu0, wall0 = procs.cpu_seconds(pid), time.perf_counter()
@@ -218,6 +231,7 @@ class Bench:
             "calls_per_s": (calls / wall, None),
             "p50_us": (percentile(latencies, 0.50), [round(v, 1) for v in latencies]),
             "p99_us": (percentile(latencies, 0.99), None),
+            "requests": (sum(requests) / calls, {str(n): count for n, count in sorted(Counter(requests).items())}),
         }
         for metric in metrics:
             value, detail = figures[metric]
@@ -435,10 +449,10 @@ class Bench:
             answers[fw.name] = reason
         return answers[fw.name]
 
-    def _toolkit_run(self, fw: Framework, port: int, store_url: str | None) -> list[str]:
-        """``toolkit run examples/weather.py --transport http`` (as ``python -m toolkit``, so the
-        baseline column's PYTHONPATH picks its package), with ``--store`` when given."""
-        argv = [str(fw.python), "-m", "toolkit", "run", str(WEATHER), "--transport", "http"]
+    def _toolkit_run(self, fw: Framework, port: int, store_url: str | None, app: Path = WEATHER) -> list[str]:
+        """``toolkit run APP --transport http``, examples/weather.py by default (as ``python -m
+        toolkit``, so the baseline column's PYTHONPATH picks its package), with ``--store`` when given."""
+        argv = [str(fw.python), "-m", "toolkit", "run", str(app), "--transport", "http"]
         argv += ["--host", "127.0.0.1", "--port", str(port)]
         return argv + (["--store", store_url] if store_url is not None else [])
 
@@ -656,6 +670,81 @@ class Bench:
         self.collector.add(f"{prefix}.busy_pct", fw.name, sum(used.values()) / (wall * cores) * 100)
         self.collector.add(f"{prefix}.others_pct", fw.name, others / (wall * cores) * 100)
 
+    async def _tasks_unsupported(self, fw: Framework) -> str | None:
+        """Why the tasks scenario cannot run for ``fw``, or ``None`` when it can."""
+        return await self._lacks(
+            fw,
+            "toolkit._tasks",
+            self._tasks_support,
+            "the tasks scenario measures toolkit's tasks (examples/long_running.py)",
+            "it predates tasks",
+        )
+
+    async def tasks_calls(self, fw: Framework) -> None:
+        """examples/long_running.py's build_report with no sections (it returns at once), HTTP
+        sequential: plain calls, and the same call as a task (modern: ``tools/call`` declaring the
+        tasks extension, then ``tasks/get`` until completed; legacy: ``tools/call`` with ``"task": {}``,
+        then ``tasks/result``). One server process per era and round, so each era's tasks start
+        from an empty task store."""
+        keys_by_era = {
+            era: [f"tasks.{era}.{variant}.{m}" for variant in TASK_VARIANTS for m in TASK_METRICS] for era in ERAS
+        }
+        reason = await self._tasks_unsupported(fw)
+        if reason is not None:
+            self.collector.unsupported(keys_by_era["legacy"] + keys_by_era["modern"], fw.name, reason)
+            if fw.kind == "toolkit":
+                print(f"    {fw.name}: tasks unsupported ({reason})", flush=True)
+            return
+        for era in ERAS:
+            await self._tasks_server(fw, era, keys_by_era[era])
+
+    async def _tasks_server(self, fw: Framework, era: Era, keys: list[str]) -> None:
+        port = procs.free_port()
+        argv = self._toolkit_run(fw, port, None, LONG_RUNNING)
+        process = None
+        try:
+
+            async def start() -> None:
+                nonlocal process
+                process, _ = await procs.start(argv, self.envs[fw.name], self._log(fw, f"tasks-{era}"), stdio=False)
+                await procs.wait_for_port(process, port, self.s.start_timeout)
+
+            await self._guard(fw, keys, start, era)
+            if process is None or process.returncode is not None:
+                return
+
+            async def body() -> None:
+                assert process is not None
+                # Alternate which variant goes first, so a drift within a round does not favour one.
+                order = list(TASK_VARIANTS) if self.round % 2 else list(TASK_VARIANTS)[::-1]
+                for variant in order:
+                    session = self._report_session(port, era, task=variant == "task")
+                    try:
+                        await session.open(self.s.start_timeout)
+                        prefix = f"tasks.{era}.{variant}"
+                        await self._batch(fw, prefix, process.pid, [session], self.s.calls, self.s.warmup, TASK_METRICS)
+                    finally:
+                        await session.transport.close()
+
+            await self._guard(fw, keys, body, era)
+        finally:
+            if process is not None:
+                await procs.stop(process)
+
+    @staticmethod
+    def _report_session(port: int, era: Era, task: bool) -> Session:
+        """A session calling build_report(topic="t", sections=0): plainly, or as a task (``task``).
+
+        Modern: only the task session declares the tasks extension in its clientCapabilities, so
+        the plain one gets an ordinary result from the same ``task="optional"`` tool."""
+        name, arguments = REPORT
+        check = structured_check(EXPECTED_REPORT, name, unwrap=False)
+        capabilities: dict[str, Any] | None = (
+            {"extensions": {TASKS_EXTENSION: {}}} if task and era == "modern" else None
+        )
+        session = Session(HttpTransport("127.0.0.1", port), era, capabilities)
+        return session.use_task(name, arguments, check) if task else session.use_tool(name, arguments, check)
+
     async def list500(self, fw: Framework, era: Era) -> None:
         keys = [f"list500.{era}.first_ms", f"list500.{era}.steady_ms", f"list500.{era}.steady_cpu_ms"]
         if era == "legacy":
@@ -714,6 +803,7 @@ class Bench:
             ("rss", "idle RSS, 0 tools", self.rss_empty),
             ("store", "forecast over HTTP, memory vs redis store, both eras", self.store_calls),
             ("scaleout", "forecast via HAProxy, 1 vs 2 replicas, both eras", self.scaleout),
+            ("tasks", "build_report over HTTP, plain call vs task, both eras", self.tasks_calls),
         ]
         return [entry for entry in every if entry[0] in selected]
 
@@ -816,7 +906,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         default=",".join(DEFAULT_GROUPS),
         help=f"comma-separated scenario groups: {','.join(SCENARIO_GROUPS)} (default: {','.join(DEFAULT_GROUPS)}); "
         "auth's ratio to the unauthenticated server CPU/call needs calls in the same run; store and scaleout "
-        "start redis-server (and HAProxy) and measure toolkit only: add --only toolkit",
+        "start redis-server (and HAProxy) and measure toolkit only, as does tasks: add --only toolkit",
     )
     parser.add_argument(
         "--scaleout-seconds",
