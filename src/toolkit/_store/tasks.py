@@ -18,10 +18,11 @@ again as soon as nothing is outstanding. The running replica then takes the answ
 
 from __future__ import annotations
 
-import copy
+import dataclasses
+import heapq
 import time
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
@@ -65,15 +66,24 @@ class TaskRecord:
         return self.status in TERMINAL
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields as a dict (sharing the nested values: read them, do not change them)."""
+        return {name: getattr(self, name) for name in _FIELD_NAMES}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TaskRecord:
         return cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})
 
 
+_FIELD_NAMES: Final = tuple(field.name for field in dataclasses.fields(TaskRecord))
+
+
 class TaskStore(ABC):
-    """The tasks of a deployment. Every method may raise ``toolkit.StoreUnavailable``."""
+    """The tasks of a deployment. Every method may raise ``toolkit.StoreUnavailable``.
+
+    A record handed out is the caller's, but the values it holds (a result, an error, a
+    question) may be shared with the store: read them, never change them in place. Values
+    handed in are kept as they are: do not change them afterwards either.
+    """
 
     @abstractmethod
     async def create_task(self, record: TaskRecord) -> None:
@@ -138,6 +148,8 @@ class MemoryTaskStore(TaskStore):
 
     def __init__(self) -> None:
         self._tasks: dict[str, tuple[TaskRecord, float]] = {}
+        self._expiries: list[tuple[float, str]] = []
+        """A heap of (expiry, id): the sweep looks only at what has expired."""
 
     def _live(self, task_id: str) -> TaskRecord | None:
         held = self._tasks.get(task_id)
@@ -149,17 +161,22 @@ class MemoryTaskStore(TaskStore):
         return held[0]
 
     def _purge(self) -> None:
-        now = time.monotonic()
-        for task_id in [key for key, (_, expires) in self._tasks.items() if expires <= now]:
-            del self._tasks[task_id]
+        now, expiries = time.monotonic(), self._expiries
+        while expiries and expiries[0][0] <= now:
+            _, task_id = heapq.heappop(expiries)
+            held = self._tasks.get(task_id)
+            if held is not None and held[1] <= now:
+                del self._tasks[task_id]
 
     async def create_task(self, record: TaskRecord) -> None:
         self._purge()
-        self._tasks[record.id] = (copy.deepcopy(record), time.monotonic() + record.ttl_ms / 1000)
+        expires = time.monotonic() + record.ttl_ms / 1000
+        self._tasks[record.id] = (_snapshot(record), expires)
+        heapq.heappush(self._expiries, (expires, record.id))
 
     async def get_task(self, task_id: str) -> TaskRecord | None:
         record = self._live(task_id)
-        return copy.deepcopy(record) if record is not None else None
+        return _snapshot(record) if record is not None else None
 
     async def update_task(self, task_id: str, **changes: Any) -> TaskRecord | None:
         check_changes(changes)
@@ -168,28 +185,28 @@ class MemoryTaskStore(TaskStore):
             return None
         if not record.terminal:
             for name, value in changes.items():
-                setattr(record, name, copy.deepcopy(value))
+                setattr(record, name, value)
             record.updated_at = time.time()
             if record.terminal:
                 record.input_requests, record.answers = {}, {}
-        return copy.deepcopy(record)
+        return _snapshot(record)
 
     async def ask(self, task_id: str, key: str, request: dict[str, Any]) -> TaskRecord | None:
         record = self._live(task_id)
         if record is None:
             return None
         if not record.terminal:
-            record.input_requests[key] = copy.deepcopy(request)
+            record.input_requests[key] = request
             record.status = "input_required"
             record.updated_at = time.time()
-        return copy.deepcopy(record)
+        return _snapshot(record)
 
     async def answer_task(self, task_id: str, responses: dict[str, Any]) -> TaskRecord | None:
         record = self._live(task_id)
         if record is None:
             return None
-        apply_answers(record, copy.deepcopy(responses))
-        return copy.deepcopy(record)
+        apply_answers(record, responses)
+        return _snapshot(record)
 
     async def take_answers(self, task_id: str) -> dict[str, Any]:
         record = self._live(task_id)
@@ -201,4 +218,9 @@ class MemoryTaskStore(TaskStore):
     async def list_tasks(self, owner: str | None) -> list[TaskRecord]:
         self._purge()
         found = [record for record, _ in self._tasks.values() if not record.modern and record.owner == owner]
-        return [copy.deepcopy(record) for record in sorted(found, key=lambda record: record.created_at)]
+        return [_snapshot(record) for record in sorted(found, key=lambda record: record.created_at)]
+
+
+def _snapshot(record: TaskRecord) -> TaskRecord:
+    """A copy whose own dicts can change without changing ``record`` (the values in them are shared)."""
+    return dataclasses.replace(record, input_requests=dict(record.input_requests), answers=dict(record.answers))
