@@ -79,6 +79,10 @@ class ClientConfig:
     # (the library, read from its installed sources, has no task API: see interop/README.md).
     tasks_api: str | None = None
     no_tasks: str = ""
+    # The form of tasks that API speaks on this configuration's connection: LEGACY_VERSION (2025-11-25
+    # `params.task`, tasks/get|result|list|cancel) or MODERN_VERSION (the 2026-07-28
+    # io.modelcontextprotocol/tasks extension: resultType "task", tasks/get|update|cancel).
+    tasks_form: str = LEGACY_VERSION
 
     def argv(self) -> list[str]:
         if self.js:
@@ -90,10 +94,9 @@ NO_TASKS_MCP230 = (
     "mcp 2.3.0 (no task API in either form: no ClientSession.experimental, no tasks/* request or "
     "resultType 'task' handling; only the generic ClientExtension/ResultClaim hook)"
 )
-NO_TASKS_CLIENT2 = (
-    "@modelcontextprotocol/client 2.4.0 (no task API in either form: Client has no experimental.tasks / "
-    "callToolStream / getTask, tasks/* are excluded from its typed request() map; ext/ ships only skills)"
-)
+# @modelcontextprotocol/client 2.4.0 itself has no task API; its tasks package
+# @modelcontextprotocol/ext-tasks (pinned in interop/ts-client2) speaks both forms on top of it.
+EXT_TASKS = "@modelcontextprotocol/ext-tasks 0.2.2 createTaskSessionFromClient"
 
 CLIENTS: list[ClientConfig] = [
     ClientConfig(
@@ -141,7 +144,8 @@ CLIENTS: list[ClientConfig] = [
         "auto",
         MODERN_VERSION,
         js=True,
-        no_tasks=NO_TASKS_CLIENT2,
+        tasks_api=f"2026-07-28 tasks extension: {EXT_TASKS} (rawDispatch + v2RequestFraming)",
+        tasks_form=MODERN_VERSION,
     ),
     # The 2.4.0 client's DEFAULT (no versionNegotiation option) is a plain legacy initialize.
     ClientConfig(
@@ -152,7 +156,7 @@ CLIENTS: list[ClientConfig] = [
         "legacy",
         LEGACY_VERSION,
         js=True,
-        no_tasks=NO_TASKS_CLIENT2,
+        tasks_api=f"2025-11-25 tasks: {EXT_TASKS}",
     ),
 ]
 TRANSPORTS = ["stdio", "http"]
@@ -429,7 +433,7 @@ def run_one(
     """One driver run. phase "plan": `plan` is the plan list; phase "tasks": `plan` is the tasks plan
     (DEFAULT_TASKS_PLAN's shape), server_cmd the tasks server, and the rows are the task rows."""
     rr = RunResult(client, transport)
-    nr = tasks_not_run if phase == "tasks" else not_run
+    nr = (lambda p, why: tasks_not_run(p, why, client.tasks_form)) if phase == "tasks" else not_run
     chk = check_tasks if phase == "tasks" else check
 
     marker = uuid.uuid4().hex
@@ -656,13 +660,15 @@ def check(
 # tasks phase checks
 
 
-def task_labels(tplan: dict[str, dict[str, Any]]) -> list[str]:
+def task_labels(tplan: dict[str, dict[str, Any]], form: str = LEGACY_VERSION) -> list[str]:
     def call(step: dict[str, Any]) -> str:
         return f"{step['tool']}(" + ",".join(f"{k}={short(v, 24)}" for k, v in step["arguments"].items()) + ")"
 
     answer = ",".join(f"{k}={short(v, 12)}" for k, v in tplan["purge"].get("answer", {}).items())
     return [
-        "tasks: capability + execution.taskSupport",
+        "tasks: extension io.modelcontextprotocol/tasks"
+        if form == MODERN_VERSION
+        else "tasks: capability + execution.taskSupport",
         f"task {call(tplan['build'])}",
         f"task {tplan['purge']['tool']} + elicitation {answer}",
         f"task cancel {call(tplan['cancel'])}",
@@ -670,8 +676,8 @@ def task_labels(tplan: dict[str, dict[str, Any]]) -> list[str]:
     ]
 
 
-def tasks_not_run(tplan: dict[str, dict[str, Any]], reason: str) -> list[Row]:
-    return tidy([(lab, False, reason) for lab in task_labels(tplan)])
+def tasks_not_run(tplan: dict[str, dict[str, Any]], reason: str, form: str = LEGACY_VERSION) -> list[Row]:
+    return tidy([(lab, False, reason) for lab in task_labels(tplan, form)])
 
 
 def related_task_id(meta: Any) -> str | None:
@@ -698,6 +704,8 @@ def check_tasks(
     tplan: dict[str, dict[str, Any]],
     missing_reason: str = "not run by the driver",
 ) -> list[Row]:
+    if client.tasks_form == MODERN_VERSION:
+        return check_tasks_v2(client, doc, tplan, missing_reason)
     labels = task_labels(tplan)
     if not doc.get("connect", {}).get("ok"):
         return tasks_not_run(tplan, f"client raised {describe_error(doc['connect'].get('error'))}")
@@ -745,7 +753,10 @@ def check_tasks(
     # 3. purge_archive: the question arrives through the task, the answer lets it finish
     rec = t.get("purge") or {}
     ok, why = check_task_flow(rec, "purge")
-    if ok:
+    verdict: bool | None = ok
+    if rec.get("ok") is None and rec.get("skipped"):  # the driver knows its library cannot run it
+        verdict, why = None, f"not runnable: {rec['skipped']}"
+    elif ok:
         step = {**tplan["purge"], "error": False}
         rok, rwhy = check_call(step, {"ok": True, "result": rec.get("result") or {}}, tools.get(step["tool"]), era)
         elicits = rec.get("elicitations") or []
@@ -758,7 +769,8 @@ def check_tasks(
             ok, why = False, f"tasks/result: {rwhy}"
         else:
             why = f"{why}; elicitation with related-task; {rwhy}"
-    rows.append((labels[2], ok, why))
+        verdict = ok
+    rows.append((labels[2], verdict, why))
 
     # 4. cancel a long build_report
     rec = t.get("cancel") or {}
@@ -768,6 +780,12 @@ def check_tasks(
         rows.append((labels[3], False, "the library did not run the call as a task (no CreateTaskResult)"))
     else:
         got = (rec.get("cancel_result") or {}).get("status")
+        if "cancel_result" not in rec and "cancel_acked" in rec:  # the library returns no task (ext-tasks)
+            got = (
+                "cancelled"
+                if rec["cancel_acked"] is True
+                else "not acknowledged: " + describe_error(rec.get("cancel_error"))
+            )
         final = (rec.get("final") or {}).get("status")
         statuses = rec.get("statuses") or []
         rc = rec.get("recancel") or {}
@@ -779,7 +797,8 @@ def check_tasks(
             got_rc = f"raised {describe_error(rc.get('error'))}" if rc.get("ok") is False else f"returned {short(rc)}"
             rows.append((labels[3], False, f"tasks/cancel of the cancelled (terminal) task {got_rc}, expected -32602"))
         else:
-            why = f"{'->'.join(statuses)}; tasks/cancel and tasks/get: cancelled; re-cancel -32602"
+            ack = "tasks/cancel acknowledged" if "cancel_result" not in rec else "tasks/cancel"
+            why = f"{'->'.join(statuses)}; {ack} and tasks/get: cancelled; re-cancel -32602"
             if rec.get("stream_error"):
                 why += f"; stream ended: {short(rec['stream_error'].get('message'), 60)}"
             rows.append((labels[3], True, why))
@@ -794,6 +813,132 @@ def check_tasks(
     else:
         missing = [x for x in created if x not in rec.get("task_ids", [])]
         rows.append((labels[4], not missing, f"missing {missing}" if missing else f"{len(created)} tasks listed"))
+    for i, (name, verdict, why) in enumerate(rows):  # scenarios the driver never reached (killed)
+        if verdict is False and why.startswith("client raised unknown error"):
+            rows[i] = (name, False, missing_reason)
+    return tidy(rows)
+
+
+def check_tasks_v2(
+    client: ClientConfig,
+    doc: dict[str, Any],
+    tplan: dict[str, dict[str, Any]],
+    missing_reason: str = "not run by the driver",
+) -> list[Row]:
+    """Rows of the 2026-07-28 `io.modelcontextprotocol/tasks` extension (a task handle with
+    resultType "task", tasks/get with the result / error / inputRequests inlined, tasks/update
+    with inputResponses, tasks/cancel as a bare acknowledgement, no tasks/list), as a driver
+    records them through its library's task API (see the ext-tasks part of ts_client2.mjs)."""
+    labels = task_labels(tplan, MODERN_VERSION)
+    if not doc.get("connect", {}).get("ok"):
+        return tasks_not_run(tplan, f"client raised {describe_error(doc['connect'].get('error'))}", MODERN_VERSION)
+    t = doc.get("tasks") or {}
+    version = doc.get("negotiated_protocol_version")
+    rows: list[Row] = []
+
+    # 1. the extension as the libraries parsed it: server/discover capabilities.extensions, and the
+    #    task session running in the 2026-07-28 form (task-update input, no server inventory)
+    lt = doc.get("list_tools", {})
+    tools = {x["name"]: x for x in lt.get("tools", [])} if lt.get("ok") else {}
+    problems = []
+    if version != client.expect_version or version != MODERN_VERSION:
+        problems.append(f"negotiated {version!r}, expected {MODERN_VERSION!r}")
+    if not lt.get("ok"):
+        problems.append(f"tools/list raised {describe_error(lt.get('error'))}")
+    else:
+        missing = sorted({st["tool"] for st in tplan.values()} - set(tools))
+        if missing:
+            problems.append(f"tools/list misses {missing}")
+    ext = t.get("capabilities_extension")
+    if ext != {}:
+        problems.append(f"capabilities.extensions['io.modelcontextprotocol/tasks'] is {short(ext)}, expected {{}}")
+    if t.get("form") != MODERN_VERSION:
+        problems.append(f"the task session runs the {t.get('form')!r} form")
+    if t.get("session_error"):
+        problems.append(f"task session not created: {describe_error(t['session_error'])}")
+    scaps = t.get("session_capabilities") or {}
+    if scaps and not (scaps.get("execution") and scaps.get("inputResponses") and scaps.get("cancellation")):
+        problems.append(f"task session capabilities {short(scaps)}")
+    summary = f"{version}; extensions {{tasks: {{}}}}; session {short(scaps, 90)}"
+    rows.append((labels[0], not problems, "; ".join(problems) or summary))
+
+    def flow(rec: dict[str, Any], name: str) -> tuple[bool, str]:
+        if rec.get("kind") == "immediate":
+            return False, "the server answered with an immediate result, not a task (resultType 'task')"
+        ok, why = check_task_flow(rec, name)
+        if ok and rec.get("outcome") != "completed":
+            err = f": {describe_error(rec.get('outcome_error'))}" if rec.get("outcome_error") else ""
+            return False, f"{name}: the library's outcome is {rec.get('outcome')!r}{err}"
+        return ok, why
+
+    def result_check(rec: dict[str, Any], step: dict[str, Any]) -> tuple[bool, str]:
+        step = {**step, "error": False}
+        return check_call(step, {"ok": True, "result": rec.get("result") or {}}, tools.get(step["tool"]), "modern")
+
+    # 2. build_report as a task: a non-terminal status seen, completed, the inlined result natural
+    rec = t.get("build") or {}
+    ok, why = flow(rec, "build")
+    if ok:
+        nonterminal = [x for x in rec.get("statuses", []) if x not in TERMINAL]
+        rok, rwhy = result_check(rec, tplan["build"])
+        if not nonterminal:
+            ok, why = False, f"no non-terminal status observed (statuses: {rec.get('statuses')})"
+        elif not rok:
+            ok, why = False, f"tasks/get result: {rwhy}"
+        else:
+            why = f"{why}; tasks/get result: {rwhy}"
+    rows.append((labels[1], ok, why))
+
+    # 3. purge_archive: the question comes inlined in tasks/get (inputRequests), the answer goes back
+    #    with tasks/update (inputResponses); it never arrives as a server request
+    rec = t.get("purge") or {}
+    ok, why = flow(rec, "purge")
+    if ok:
+        rok, rwhy = result_check(rec, tplan["purge"])
+        inputs = rec.get("input_requests") or []
+        ctx = (inputs[0].get("context") or {}) if inputs else {}
+        statuses = rec.get("statuses") or []
+        if "input_required" not in statuses:
+            ok, why = False, f"input_required never observed (statuses: {statuses})"
+        elif len(inputs) != 1 or inputs[0].get("kind") != "elicitation":
+            ok, why = False, f"expected 1 elicitation input request, the task session handed over {short(inputs)}"
+        elif ctx.get("taskId") != rec["task_id"] or ctx.get("delivery") != "task-update":
+            ok, why = False, f"input request context {short(ctx)} is not the task {rec['task_id']!r} (task-update)"
+        elif rec.get("elicitations"):
+            ok, why = False, f"{len(rec['elicitations'])} elicitation/create server request(s) reached the client"
+        elif not rok:
+            ok, why = False, f"tasks/get result: {rwhy}"
+        else:
+            why = f"{why}; inputRequests elicitation answered via tasks/update; {rwhy}"
+    rows.append((labels[2], ok, why))
+
+    # 4. cancel a long build_report: tasks/cancel is an acknowledgement, tasks/get then says cancelled
+    rec = t.get("cancel") or {}
+    if not rec.get("ok"):
+        rows.append((labels[3], False, f"client raised {describe_error(rec.get('error'))}"))
+    elif not rec.get("task_id"):
+        rows.append((labels[3], False, "the library did not run the call as a task (no resultType 'task')"))
+    else:
+        statuses = rec.get("statuses") or []
+        polled = rec.get("polled_after_cancel") or []
+        if not statuses or statuses[0] in TERMINAL:
+            rows.append((labels[3], False, f"task was not running before tasks/cancel (statuses: {statuses})"))
+        elif rec.get("cancel_acked") is not True:
+            rows.append((labels[3], False, f"tasks/cancel not acknowledged: {describe_error(rec.get('cancel_error'))}"))
+        elif (rec.get("final") or {}).get("status") != "cancelled":
+            rows.append((labels[3], False, f"after tasks/cancel, tasks/get said {polled}; expected cancelled"))
+        else:
+            why = f"{'->'.join(statuses)}; tasks/cancel acknowledged; tasks/get: {'->'.join(polled)}"
+            rows.append((labels[3], True, why + f"; library outcome {rec.get('outcome')}"))
+
+    # 5. the extension has no tasks/list
+    rec = t.get("list") or {}
+    if rec.get("ok") is None and rec.get("skipped"):
+        rows.append((labels[4], None, f"not in the 2026-07-28 extension: {rec['skipped']}"))
+    elif not rec.get("ok"):
+        rows.append((labels[4], False, f"client raised {describe_error(rec.get('error')) if rec else missing_reason}"))
+    else:
+        rows.append((labels[4], False, f"the task session listed tasks in the 2026-07-28 form: {short(rec)}"))
     for i, (name, verdict, why) in enumerate(rows):  # scenarios the driver never reached (killed)
         if verdict is False and why.startswith("client raised unknown error"):
             rows[i] = (name, False, missing_reason)
@@ -957,7 +1102,9 @@ def main(argv: list[str] | None = None) -> int:
             if run_tasks and not c.tasks_api:
                 rr.rows.append(("tasks", None, f"not supported by {c.no_tasks}"))
             elif run_tasks and time.monotonic() - t0 > args.total_timeout:
-                rr.rows += tasks_not_run(tasks_plan, f"skipped: --total-timeout {args.total_timeout:.0f}s exhausted")
+                rr.rows += tasks_not_run(
+                    tasks_plan, f"skipped: --total-timeout {args.total_timeout:.0f}s exhausted", c.tasks_form
+                )
             elif run_tasks:
                 twd = wd / "tasks"
                 twd.mkdir(parents=True, exist_ok=True)

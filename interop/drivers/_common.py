@@ -22,6 +22,14 @@ With --phase tasks (only drivers of libraries with a task API) "calls" is replac
         "cancel_result"?: {task}, "final"?: {task},                         # cancel
         "error"?: {...}},
      "list": {"ok": bool, "task_ids": [...]}}
+
+ts_client2.mjs (@modelcontextprotocol/ext-tasks) adds "form" ("2025-11-25" | "2026-07-28"),
+"capabilities_extension" (the server's capabilities.extensions["io.modelcontextprotocol/tasks"]),
+"session_capabilities", "input_requests" (what reached the package's onInputRequest, with its
+context), "raw_requests" (2026-07-28: the methods its rawDispatch carried) and per scenario
+"kind" ("task" | "immediate"), "outcome" (the package's completed / failed / cancelled),
+"cancel_acked" (its cancel() returns no task) and "polled_after_cancel"; a scenario (or "list")
+the library cannot run is {"ok": null, "skipped": reason} and becomes an N/A row.
 """
 
 from __future__ import annotations
