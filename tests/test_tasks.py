@@ -19,7 +19,7 @@ import pytest
 from pydantic import BaseModel
 from tests.wire import assert_valid
 
-from toolkit import Context, McpError, Server, ToolError
+from toolkit import Context, McpError, Server, ToolError, ToolResult
 from toolkit.auth import AccessToken
 from toolkit.testing import Client, ClientError
 
@@ -206,13 +206,21 @@ async def test_required_tools_and_task_methods_refuse_a_request_without_the_exte
             )
         ]
     required = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
-    assert refused["error"]["code"] == -32021
-    assert refused["error"]["data"] == required
-    assert "fails" in refused["error"]["message"]
+    assert refused["error"] == {
+        "code": -32021,
+        "message": f"Tool 'fails' runs only as a task: declare the {EXTENSION} extension in the request's "
+        "_meta clientCapabilities",
+        "data": required,
+    }
     assert refused["_http_status"] == 400
-    for answer in methods:
-        assert answer["error"]["code"] == -32021
-        assert answer["error"]["data"] == required
+    for method, answer in zip(("tasks/get", "tasks/update", "tasks/cancel"), methods, strict=True):
+        assert answer["error"] == {
+            "code": -32021,
+            "message": f"{method} needs the {EXTENSION} extension: declare it in the request's _meta "
+            "clientCapabilities",
+            "data": required,
+        }
+        assert answer["_http_status"] == 400
     async with Client(server, capabilities=WITH_TASKS) as client:
         gone = [await call(client, method, {"taskId": "x"}) for method in ("tasks/result", "tasks/list")]
     assert [answer["error"]["code"] for answer in gone] == [-32601, -32601], "2025-11-25 only"
@@ -499,6 +507,19 @@ async def test_a_2025_task_is_asked_for_polled_and_its_result_fetched() -> None:
     assert "result" not in done
 
 
+async def test_2025_tasks_result_keeps_the_tools_own_meta_beside_the_related_task() -> None:
+    server = Server("meta")
+
+    @server.tool(task="optional")
+    def tagged() -> ToolResult:
+        return ToolResult("done", meta={"example.com/trace": "t-1"})
+
+    async with legacy(server) as client:
+        task = (await client.result("tools/call", {"name": "tagged", "arguments": {}, "task": {}}))["task"]
+        result = await call(client, "tasks/result", {"taskId": task["taskId"]})
+    assert result["result"]["_meta"] == {"example.com/trace": "t-1", RELATED: {"taskId": task["taskId"]}}
+
+
 async def test_2025_ttl_is_honoured_capped_and_checked() -> None:
     server, _ = make_server(task_ttl_ms=5_000, max_task_ttl_ms=10_000)
     async with legacy(server) as client:
@@ -520,8 +541,15 @@ async def test_2025_task_support_is_enforced_per_tool() -> None:
     async with legacy(server) as client:
         required = await call(client, "tools/call", {"name": "fails", "arguments": {}})
         forbidden = await call(client, "tools/call", {"name": "plain", "arguments": {"n": 1}, "task": {}})
-    assert required["error"]["code"] == -32601 and "runs only as a task" in required["error"]["message"]
-    assert forbidden["error"]["code"] == -32601 and "cannot run as a task" in forbidden["error"]["message"]
+    assert required["error"] == {
+        "code": -32601,
+        "message": "Tool 'fails' runs only as a task (execution.taskSupport is required): call it with \"task\": {}",
+    }
+    assert forbidden["error"] == {
+        "code": -32601,
+        "message": "Tool 'plain' cannot run as a task (its execution.taskSupport is forbidden); "
+        'call it without "task"',
+    }
 
 
 async def test_2025_a_tool_error_fails_the_task_and_tasks_result_returns_it() -> None:

@@ -277,7 +277,7 @@ def call_result(outcome: CallOutcome, shape: ToolShape | None, version: str) -> 
 
 
 def finish(
-    result: dict[str, Any], version: str, server_info: dict[str, Any] | None, *, result_type: str = "complete"
+    result: dict[str, Any], version: str, server_info: dict[str, Any] | None, *, result_type: str
 ) -> dict[str, Any]:
     """Add the envelope the modern era puts on every result (``resultType``, server info)."""
     if is_modern(version):
