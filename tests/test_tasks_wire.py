@@ -150,3 +150,23 @@ async def test_http_2025_question_arrives_on_the_tasks_result_stream(served: Cli
         assert final["result"]["_meta"] == {RELATED: {"taskId": task_id}}
         status = (await session.request("tasks/get", {"taskId": task_id})).result
         assert status["status"] == "completed"
+
+
+async def test_http_2025_question_goes_on_the_open_get_stream(served: CliServer) -> None:
+    """A client that listens on its GET stream gets the task's question there, no tasks/result needed."""
+    async with connect(served.url) as http:
+        session = await Legacy(http, LEGACY, capabilities={"elicitation": {}}).open()
+        async with session.listen() as background:
+            created = (
+                await session.request(
+                    "tools/call", {"name": "purge_archive", "arguments": {"archive": "c"}, "task": {}}
+                )
+            ).result
+            task_id = created["task"]["taskId"]
+            question = await background.next_message()
+            assert question is not None and question["method"] == "elicitation/create"
+            assert question["params"]["_meta"] == {RELATED: {"taskId": task_id}}
+            answered = await session.respond(question["id"], {"action": "accept", "content": {"confirm": False}})
+            assert answered.status == 202
+        result = (await session.request("tasks/result", {"taskId": task_id})).result
+        assert result["content"][0]["text"] == "c kept"

@@ -34,8 +34,8 @@ class Session:
         self.subscriptions: set[str] = set()
         self.notify: Send | None = None
         """Where unsolicited notifications go (stdout; the HTTP GET stream when one is open)."""
-        self.notify_reaches_client = True
-        """Whether ``notify`` always gets through (stdout does; an HTTP session's ``GET`` stream may not be open)."""
+        self.notify_delivers: Callable[[], bool] = _always
+        """Whether ``notify`` reaches the client now (stdout: always; HTTP: while its ``GET`` stream is open here)."""
         self.last_active = time.monotonic()
         self.closed = False
         self._pending: dict[RequestId, asyncio.Future[Any]] = {}
@@ -97,3 +97,7 @@ class Connection:
         task = self.inflight.get(request_id)
         if task is not None:
             task.cancel()
+
+
+def _always() -> bool:
+    return True

@@ -152,8 +152,9 @@ class TaskRun:
         """A 2025-11-25 task's message to the client: on a ``tasks/result`` stream if one is open.
 
         Otherwise a notification goes to the session (stdout, or the ``GET`` stream if open);
-        a request goes there only if that surely reaches the client (stdio), else it waits for
-        the client's ``tasks/result`` (spec: the client calls it on ``input_required``).
+        a request goes there only if that reaches the client now (stdio; the ``GET`` stream open
+        on this replica), else it waits for the client's ``tasks/result`` (spec: the client
+        calls it on ``input_required``).
         """
         if "id" not in message:  # requests already carry the task's id in _meta
             params = message.get("params")
@@ -162,11 +163,7 @@ class TaskRun:
             await self._result_streams[-1](message)
             return
         session = self.scope.session
-        if (
-            session is not None
-            and session.notify is not None
-            and ("id" not in message or session.notify_reaches_client)
-        ):
+        if session is not None and session.notify is not None and ("id" not in message or session.notify_delivers()):
             await session.notify(message)
             return
         if "id" in message:

@@ -99,7 +99,7 @@ class SessionTable:
     def _local(self, state: Session) -> HttpSession:
         session = HttpSession(Connection(state), self)
         state.notify = session.notify
-        state.notify_reaches_client = False
+        state.notify_delivers = lambda: session.standalone is not None
         state.on_change = self._store_change
         return session
 
