@@ -450,6 +450,14 @@ def test_task_options_are_checked_at_registration() -> None:
         server.tool(lambda: 1, name="f", task="sometimes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"tool 'g': task_start='later'"):
         server.tool(lambda: 1, name="g", task="optional", task_start="later")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"tool 'h': task_start='begin_task' needs an async function that takes"):
+        server.tool(lambda ctx: 1, name="h", task="optional", task_start="begin_task")
+
+    async def no_context() -> int:
+        return 1
+
+    with pytest.raises(ValueError, match=r"tool 'no_context': task_start='begin_task' needs an async function"):
+        server.tool(no_context, task="optional", task_start="begin_task")
     with pytest.raises(ValueError, match="task_ttl_ms"):
         Server("t", task_ttl_ms=0)
     with pytest.raises(ValueError, match="task_ttl_ms"):

@@ -160,6 +160,11 @@ class Tool:
                 f"tool {self.name!r}: task_start={task_start!r} is not 'call' (the task starts with the call) "
                 "or 'begin_task' (it starts when the function awaits ctx.begin_task())"
             )
+        if task_start == "begin_task" and not (info.is_async and info.context_param is not None):
+            raise ValueError(
+                f"tool {self.name!r}: task_start='begin_task' needs an async function that takes a Context "
+                "(the task begins when it awaits ctx.begin_task())"
+            )
         self.task_start = task_start
         """OAuth scopes a caller's access token must grant to see and call this tool."""
         input_schema, root_param = options.get("input_schema"), options.get("root_param")
