@@ -27,9 +27,9 @@
 //     task.preference 'prefer') and polls tasks/get, then tasks/result, through the Client's own
 //     request(). Questions are server requests (elicitation/create with related-task), answered by
 //     the Client's own elicitation/create handler: the package's onInputRequest routing drops a
-//     question that arrives right behind the CreateTaskResult, and over HTTP the question waits for
-//     a tasks/result the package only sends after a terminal status, so the purge scenario is not
-//     run there (interop/README.md, "Tasks").
+//     question that arrives right behind the CreateTaskResult. The package sends tasks/result only
+//     after a terminal status; over HTTP the question reaches the client on its GET stream, which
+//     the Client keeps open (interop/README.md, "Tasks").
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createTaskSessionFromClient } from '@modelcontextprotocol/ext-tasks/client';
@@ -221,17 +221,7 @@ async function runTasks() {
     if (rec.task_id) rec.final = await snapshot(rec.task_id);
     if (rec.outcome !== 'completed') throw new Error(`outcome ${rec.outcome}: ${rec.outcome_error?.message ?? ''}`);
   }, doc, a.out);
-  if (!modern && a.transport === 'http') {
-    // Not runnable with this package (README, "Tasks"): its 2025-11-25 driver polls tasks/get until a
-    // terminal status and sends tasks/result only then (dist/client/task-protocol-v1.js), while over
-    // Streamable HTTP the question of a 2025-11-25 task is delivered on tasks/result, which the
-    // requestor SHOULD call on input_required. The task would wait in input_required until the deadline.
-    t.purge = {
-      ok: null, statuses: [], elicitations: [],
-      skipped: 'ext-tasks 0.2.2 (2025-11-25 form) never sends tasks/result before a terminal status, and over '
-        + 'HTTP the task\'s question waits for tasks/result (client limitation, interop/README.md "Tasks")',
-    };
-  } else await scenario(t.purge, ms, 'purge', async (rec) => {
+  await scenario(t.purge, ms, 'purge', async (rec) => {
     elicit.answer = plan.purge.answer;
     inputAnswer.value = plan.purge.answer;
     await run(rec, plan.purge);
