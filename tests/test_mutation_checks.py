@@ -219,7 +219,7 @@ def accepted(schema: dict[str, Any]) -> bool:
 @pytest.mark.parametrize("shape", ["root", "items", "properties"])
 def test_the_document_depth_bound_is_the_same_whichever_way_it_is_reached(shape: str) -> None:
     deepest = max(levels for levels in range(240, 262) if accepted(with_data_at(shape, levels)))
-    assert json_depth(with_data_at(shape, deepest)) == MAX_DOCUMENT_DEPTH - 1
+    assert json_depth(with_data_at(shape, deepest)) == MAX_DOCUMENT_DEPTH
     assert not accepted(with_data_at(shape, deepest + 1))
 
 
@@ -380,13 +380,15 @@ ONLY_LOCAL = (
         ),
         ({"$ref": "#/nowhere"}, "schema has a '#/nowhere' reference at '/' that points at nothing in the schema", ""),
         ({"type": "string", "pattern": "("}, 'schema cannot be compiled: "(" is not a "regex"', ""),
-        ({"default": nested_list(300)}, "schema is nested deeper than 256 levels", ""),
-        ({"properties": {"a": {"const": {"k": nested_list(300)}}}}, "schema is nested deeper than 256 levels", ""),
-        ({"examples": [nested_dict(300)]}, "schema is nested deeper than 256 levels", ""),
+        # Not JSON at all: the validator's own reason is passed on, whatever its exception.
+        ({"type": "string", "default": b"m"}, "schema cannot be compiled: Unsupported type: 'bytes'", ""),
+        ({"default": nested_list(300)}, "schema is nested deeper than 255 levels", ""),
+        ({"properties": {"a": {"const": {"k": nested_list(300)}}}}, "schema is nested deeper than 255 levels", ""),
+        ({"examples": [nested_dict(300)]}, "schema is nested deeper than 255 levels", ""),
         # Just past the bound: 257 levels counting the root, reached through subschemas or not.
-        ({"default": nested_list(256)}, "schema is nested deeper than 256 levels", ""),
-        ({"properties": {"a": {"default": nested_list(254)}}}, "schema is nested deeper than 256 levels", ""),
-        ({"items": {"default": nested_list(255)}}, "schema is nested deeper than 256 levels", ""),
+        ({"default": nested_list(256)}, "schema is nested deeper than 255 levels", ""),
+        ({"properties": {"a": {"default": nested_list(254)}}}, "schema is nested deeper than 255 levels", ""),
+        ({"items": {"default": nested_list(255)}}, "schema is nested deeper than 255 levels", ""),
     ],
 )
 def test_what_a_refused_schema_is_told(schema: Any, message: str, pointer: str) -> None:
@@ -399,3 +401,44 @@ def test_what_a_refused_schema_is_told(schema: Any, message: str, pointer: str) 
 
 def test_deep_data_within_the_bound_is_accepted() -> None:
     check_schema({"default": nested_dict(200), "examples": [nested_list(200)]}, what="schema")
+    check_schema({"default": innermost_empty(MAX_DOCUMENT_DEPTH - 1)}, what="schema")  # the deepest that compiles
+
+
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        ({"enum": {"a"}}, "schema cannot be compiled: Unsupported type: 'set'"),
+        ({"$schema": []}, "schema declares an unsupported dialect $schema=[] at '/'"),
+        ({"$schema": {"a": 1}}, "schema declares an unsupported dialect $schema={'a': 1} at '/'"),
+    ],
+)
+def test_what_is_not_json_is_refused_in_toolkits_words(schema: dict[str, Any], message: str) -> None:
+    with pytest.raises(SchemaError) as error:
+        check_schema(schema, what="schema")
+    assert str(error.value).startswith(message)
+
+
+def innermost_empty(levels: int) -> list[Any]:
+    """``levels`` nested lists, the innermost one empty."""
+    value: list[Any] = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+# jsonschema-rs compiles at most 255 nested containers (counting the root); toolkit's walk used to
+# let through 256 (257 when the innermost was empty: a scalar counted as a level), which then met
+# the validator's "Recursion limit reached" instead of toolkit's own refusal.
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param(nested_list(255), id="256 levels, a number innermost"),
+        pytest.param(innermost_empty(255), id="256 levels, the innermost empty"),
+        pytest.param(innermost_empty(256), id="257 levels, the innermost empty"),
+    ],
+)
+def test_a_schema_too_deep_for_the_validator_is_refused_in_toolkits_own_words(data: Any) -> None:
+    # Not "schema cannot be compiled: Recursion limit reached".
+    with pytest.raises(SchemaError) as error:
+        check_schema({"default": data}, what="schema")
+    assert str(error.value).startswith("schema is nested deeper than ")

@@ -56,6 +56,18 @@ async def test_an_object_type_list_is_advertised_as_the_string_legacy_clients_re
     assert result["structuredContent"] == {"count": 1}
 
 
+@pytest.mark.parametrize("version", STRUCTURED)
+async def test_an_upper_case_type_keyword_is_not_the_type(version: str) -> None:
+    # Keywords are case-sensitive: "TYPE" is an unknown keyword, carried as it is; the root
+    # "type" is still made the constant "object" that 2025-06-18 and 2025-11-25 require.
+    natural = {"type": ["object"], "TYPE": "object", "properties": {"count": {"type": "integer"}}}
+    server = Server("types")
+    server.add_tool(lambda: {"count": 1}, name="count", description="d", output_schema=natural)
+    async with Client(server, protocol_version=version) as client:
+        advertised = (await listed_tools(client))["count"]["outputSchema"]
+    assert advertised == {"type": "object", "TYPE": "object", "properties": {"count": {"type": "integer"}}}
+
+
 @pytest.mark.parametrize("version", ALL_VERSIONS)
 async def test_an_empty_tool_result_is_an_empty_content_list(version: str) -> None:
     server = Server("empty")

@@ -133,8 +133,7 @@ def _legacy_properties(schema: dict[str, Any]) -> dict[str, Any]:
 
 def legacy_output_schema(natural: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """The output schema a 2025-06-18/2025-11-25 client gets, and whether values are wrapped."""
-    defs = natural.get("$defs", {})
-    if unions.is_object_schema(natural, defs):
+    if unions.is_object_schema(natural):
         shaped = hints.inline_root_ref(natural)
         if shaped.get("type") != "object":
             shaped = {"type": "object", **{key: value for key, value in shaped.items() if key != "type"}}
@@ -147,8 +146,6 @@ class ToolShape:
     """How one tool looks to one class of versions: its ``tools/list`` entry and value wrapping."""
 
     advertised: dict[str, Any]
-    structured: bool
-    """Whether results carry ``structuredContent`` at all for these versions."""
     wrapped: bool
     """Whether structured values travel as ``{"result": value}``."""
 
@@ -215,7 +212,7 @@ def tool_shape(tool: Tool, version: str) -> ToolShape:
         if value and _has("Tool", field, version):
             entry[field] = value
     task_support(entry, tool.task, version)
-    return ToolShape(entry, structured, wrapped)
+    return ToolShape(entry, wrapped)
 
 
 # --- results -------------------------------------------------------------------------------
@@ -240,7 +237,8 @@ def _as_text(item: dict[str, Any]) -> dict[str, Any]:
     if item["type"] == "resource_link":
         label = item.get("title") or item["name"]
         return {"type": "text", "text": f"Resource: {label} <{item['uri']}>"}
-    return {"type": "text", "text": f"[{item['type']} content ({item.get('mimeType', 'unknown type')}) omitted]"}
+    # Only audio gets here (before 2025-03-26), and an audio block always has its mimeType.
+    return {"type": "text", "text": f"[{item['type']} content ({item['mimeType']}) omitted]"}
 
 
 def json_text(value: Any) -> str:

@@ -31,8 +31,9 @@ MAX_DEPTH: Final = 64
 MAX_SUBSCHEMAS: Final = 10_000
 """Most subschemas accepted in one schema document."""
 
-MAX_DOCUMENT_DEPTH: Final = 256
-"""Deepest JSON nesting anywhere in a schema document, keyword or not."""
+MAX_DOCUMENT_DEPTH: Final = 255
+"""Most objects and arrays nested anywhere in a schema document, counting the root, keyword or not
+(jsonschema-rs compiles no deeper: past it, toolkit refuses the schema in its own words)."""
 
 REGEX_BACKTRACK_LIMIT: Final = 100_000
 """Bound on regex backtracking in ``pattern``/``patternProperties`` (ReDoS)."""
@@ -89,17 +90,16 @@ def _children(node: dict[str, Any], trail: _Trail) -> Iterator[tuple[Any, _Trail
                     yield item, (here, str(name))
 
 
-def _data_depth_ok(value: Any, budget: int) -> bool:
-    """Whether data (a default, an enum list, an unknown keyword's value) nests within ``budget``."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
+def _data_depth_ok(value: dict[str, Any] | list[Any], allowed: int) -> bool:
+    """Whether data (a default, an enum list, an unknown keyword's value) nests at most ``allowed``
+    objects and arrays, counting itself (scalars are not a level)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
-        if depth > budget:
+        if depth > allowed:
             return False
-        if isinstance(node, dict):
-            stack.extend((child, depth + 1) for child in node.values())
-        elif isinstance(node, list):
-            stack.extend((child, depth + 1) for child in node)
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
     return True
 
 
@@ -124,7 +124,8 @@ def check_schema(schema: Any, *, what: str, assert_formats: bool = False) -> jso
         count += 1
         if count > MAX_SUBSCHEMAS:
             raise SchemaError(f"{what} has more than {MAX_SUBSCHEMAS} subschemas; split it or simplify it")
-        if depth > MAX_DEPTH or json_depth > MAX_DOCUMENT_DEPTH:
+        # (64 subschemas are at most 128 JSON levels: within MAX_DOCUMENT_DEPTH, checked on data below)
+        if depth > MAX_DEPTH:
             pointer = _pointer(trail)
             raise SchemaError(f"{what} nests subschemas deeper than {MAX_DEPTH} levels at '{pointer}'", pointer=pointer)
         if node is True or node is False:
@@ -148,7 +149,7 @@ def check_schema(schema: Any, *, what: str, assert_formats: bool = False) -> jso
                         "Copy the referenced schema into '$defs'",
                         pointer=pointer,
                     )
-            elif keyword == "$schema" and value not in SUPPORTED_DIALECTS:
+            elif keyword == "$schema" and (not isinstance(value, str) or value not in SUPPORTED_DIALECTS):
                 pointer = _pointer(trail)
                 raise SchemaError(
                     f"{what} declares an unsupported dialect $schema={value!r} at '{pointer or '/'}'; "
@@ -160,7 +161,8 @@ def check_schema(schema: Any, *, what: str, assert_formats: bool = False) -> jso
             elif keyword == "$id" and trail is not None:
                 has_ids = True
             # Deliberately inside data: the values of DATA_KEYWORDS (and of unknown keywords) are
-            # never walked as schemas, but the JSON nesting bound is on the whole document.
+            # never walked as schemas, but the JSON nesting bound is on the whole document. This
+            # node is container number json_depth + 1; its value would be the next one.
             elif isinstance(value, dict | list) and not _data_depth_ok(value, MAX_DOCUMENT_DEPTH - json_depth - 1):
                 raise SchemaError(f"{what} is nested deeper than {MAX_DOCUMENT_DEPTH} levels")
         for child, child_trail in _children(node, trail):
@@ -177,16 +179,19 @@ def check_schema(schema: Any, *, what: str, assert_formats: bool = False) -> jso
                     pointer=pointer,
                 )
 
+    # Anything but a ValidationError from either step (a set or bytes where JSON belongs, ...) is
+    # still the schema's fault: refused in toolkit's words, never a raw exception at registration.
+    unusable = (jsonschema_rs.ReferencingError, ValueError, TypeError)
     try:
         jsonschema_rs.meta.validate(schema)
     except jsonschema_rs.ValidationError as exc:
         pointer = "/" + "/".join(_escape(str(part)) for part in exc.instance_path)
         raise SchemaError(f"{what} is not a valid JSON Schema at '{pointer}': {exc.message}", pointer=pointer) from None
-    except jsonschema_rs.ReferencingError as exc:  # pragma: no cover - our walk rejects these first
-        raise SchemaError(f"{what} has an unresolvable reference: {exc}") from None
+    except unusable as exc:
+        raise SchemaError(f"{what} cannot be compiled: {exc}") from None
     try:
         return compile_validator(schema, assert_formats=assert_formats)
-    except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
+    except (jsonschema_rs.ValidationError, *unusable) as exc:
         raise SchemaError(f"{what} cannot be compiled: {getattr(exc, 'message', exc)}") from None
 
 
