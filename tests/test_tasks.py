@@ -144,6 +144,11 @@ async def test_the_extension_is_declared_only_by_a_server_with_task_tools() -> N
         refused = await call(client, "tasks/get", {"taskId": "x"})
     assert "extensions" not in capabilities
     assert refused["error"]["code"] == -32601
+    bare.tool(lambda: 2, name="two", task="optional")
+    async with Client(bare, capabilities=WITH_TASKS) as client:
+        assert (await client.result("server/discover"))["capabilities"]["extensions"] == {EXTENSION: {}}
+        bare.remove_tool("two")
+        assert "extensions" not in (await client.result("server/discover"))["capabilities"], "declared while needed"
 
 
 async def test_a_declaring_request_gets_a_task_handle_and_polls_it_to_the_same_result() -> None:

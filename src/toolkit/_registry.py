@@ -37,6 +37,8 @@ class Registry:
         self.generation: dict[Kind, int] = dict.fromkeys(KINDS, 0)
         self.scopes: dict[Kind, frozenset[str]] = dict.fromkeys(KINDS, frozenset())
         """Per kind, every scope some item of that kind requires (empty: nothing is protected)."""
+        self._task_tools = 0
+        """How many tools may run as a task."""
         self._listeners: list[Callable[[Kind], None]] = []
         self._tables: dict[Kind, dict[str, Any]] = {
             "tools": self.tools,
@@ -63,7 +65,7 @@ class Registry:
     @property
     def has_tasks(self) -> bool:
         """Whether some tool may run as a task (the server then declares tasks)."""
-        return any(tool.task != "forbidden" for tool in self.tools.values())
+        return self._task_tools > 0
 
     # --- changes ------------------------------------------------------------------------------
 
@@ -74,10 +76,14 @@ class Registry:
             tool,
             f"a tool named {tool.name!r} is already registered; pass name=... to register another",
         )
+        self._task_tools += tool.task != "forbidden"
         return tool
 
     def remove_tool(self, name: str) -> None:
+        tool = self.tools.get(name)
         self._remove("tools", name, f"no tool named {name!r}")
+        if tool is not None:
+            self._task_tools -= tool.task != "forbidden"
 
     def add_resource(self, resource: Resource) -> None:
         self._add("resources", resource.uri, resource, f"a resource {resource.uri!r} is already registered")
