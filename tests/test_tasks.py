@@ -695,3 +695,33 @@ async def test_a_caller_may_run_only_so_many_tasks_at_once() -> None:
     assert "2 tasks of this caller are running" in refused["error"]["message"]
     assert theirs["resultType"] == "task", "another caller's limit is their own"
     assert again["resultType"] == "task", "a slot frees when a task ends"
+
+
+async def test_a_stopping_server_fails_its_running_tasks_and_does_not_wait_forever() -> None:
+    server, seen = make_server()
+    stubborn_started, release = asyncio.Event(), asyncio.Event()
+
+    @server.tool(task="optional")
+    async def stubborn() -> str:
+        stubborn_started.set()
+        while not release.is_set():
+            try:
+                await release.wait()
+            except asyncio.CancelledError:
+                continue  # ignores every cancellation until released
+        return "released"
+
+    async with Client(server, capabilities=WITH_TASKS) as client:
+        polite = (await client.result("tools/call", {"name": "forever", "arguments": {}}))["taskId"]
+        rude = (await client.result("tools/call", {"name": "stubborn", "arguments": {}}))["taskId"]
+        await asyncio.wait_for(seen["started"].wait(), 5)
+        await asyncio.wait_for(stubborn_started.wait(), 5)
+        # Liveness, not speed: the stubborn tool is left behind after SHUTDOWN_WAIT_SECONDS (5 s).
+        await asyncio.wait_for(server.engine.stop_tasks(), 15)
+        stopped = await client.result("tasks/get", {"taskId": polite})
+        left = await client.result("tasks/get", {"taskId": rude})
+        release.set()
+        await poll(client, rude, ended)
+    assert stopped["status"] == "failed"
+    assert stopped["error"]["message"] == "The server stopped before the task finished"
+    assert left["status"] == "working", "a tool that ignores cancellation is not reported as stopped"

@@ -49,6 +49,8 @@ ANSWER_RECHECK_SECONDS: Final = 5.0
 END_RECHECK_SECONDS: Final = 1.0
 STOP_WAIT_SECONDS: Final = 1.0
 """How long ``tasks/cancel`` waits for a task running here to unwind before it answers."""
+SHUTDOWN_WAIT_SECONDS: Final = 5.0
+"""How long a stopping server waits for the tasks running in it to unwind."""
 """How often ``tasks/result`` looks in the store while the task runs on another replica."""
 
 
@@ -385,13 +387,16 @@ class Tasks:
         asyncio.get_running_loop().create_task(run())
 
     async def shutdown(self) -> None:
-        """Stop the tasks running here (each ends ``failed``, saying the server stopped)."""
-        runs = list(self._runs.values())
-        for run in runs:
-            if run.runner is not None:
-                run.runner.cancel()
-        for run in runs:
-            await run.done.wait()
+        """Stop the tasks running here (each ends ``failed``, saying the server stopped).
+
+        A tool that ignores its cancellation is left behind after ``SHUTDOWN_WAIT_SECONDS``: with
+        a shared store its task is failed once this replica's lease runs out.
+        """
+        runners = [run.runner for run in self._runs.values() if run.runner is not None]
+        for runner in runners:
+            runner.cancel()
+        if runners:
+            await asyncio.wait(runners, timeout=SHUTDOWN_WAIT_SECONDS)
 
     # --- looking up --------------------------------------------------------------------------------
 
