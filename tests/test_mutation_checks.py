@@ -388,6 +388,8 @@ ONLY_LOCAL = (
         # Just past the bound: 257 levels counting the root, reached through subschemas or not.
         ({"default": nested_list(256)}, "schema is nested deeper than 255 levels", ""),
         ({"properties": {"a": {"default": nested_list(254)}}}, "schema is nested deeper than 255 levels", ""),
+        # exactly one past the bound, where "properties" adds two levels (the map and the subschema)
+        ({"properties": {"a": {"default": nested_list(253)}}}, "schema is nested deeper than 255 levels", ""),
         ({"items": {"default": nested_list(255)}}, "schema is nested deeper than 255 levels", ""),
     ],
 )

@@ -60,7 +60,6 @@ _FIELDS_SINCE: Final[dict[str, dict[str, str]]] = {
     "Resource": {"title": "2025-06-18", "_meta": "2025-06-18", "icons": "2025-11-25"},
     "ResourceTemplate": {"title": "2025-06-18", "_meta": "2025-06-18", "icons": "2025-11-25"},
     "Prompt": {"title": "2025-06-18", "_meta": "2025-06-18", "icons": "2025-11-25"},
-    "PromptArgument": {"title": "2025-06-18"},
     "ContentBlock": {"_meta": "2025-06-18"},
     "ProgressNotificationParams": {"message": "2025-03-26"},
     "ElicitRequestFormParams": {"mode": "2025-11-25"},
@@ -164,11 +163,11 @@ def fields_for(kind: str, entry: dict[str, Any], version: str) -> dict[str, Any]
 
 
 def listing(kind: str, entry: dict[str, Any], version: str) -> dict[str, Any]:
-    """A ``resources/list``/``templates``/``prompts/list`` entry as ``version`` defines it."""
-    entry = fields_for(kind, entry, version)
-    if kind == "Prompt" and "arguments" in entry:
-        entry["arguments"] = [fields_for("PromptArgument", argument, version) for argument in entry["arguments"]]
-    return entry
+    """A ``resources/list``/``templates``/``prompts/list`` entry as ``version`` defines it.
+
+    (A prompt's arguments carry name, description and required only: fields every version has.)
+    """
+    return fields_for(kind, entry, version)
 
 
 class ToolShapes:
