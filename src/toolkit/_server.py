@@ -303,6 +303,9 @@ class Server:
                 handle, polled with ``tasks/get``) when the client can take one;
                 ``"required"``: always a task, clients that cannot are refused;
                 ``"forbidden"`` (default): never. See docs/tasks.md.
+            task_start: ``"call"`` (default): a task from the start; ``"begin_task"``: an
+                ordinary call (which may ask multi round-trip questions) until the function
+                awaits ``ctx.begin_task()``.
         """
         if fn is not None:  # server.tool(fn) or server.tool(fn, name=...): the options count too
             self.add_tool(fn, **options)

@@ -200,7 +200,8 @@ class Client:
         2025-11-25: the call carries ``"task"`` (``ttl_ms`` as its ``ttl``) and ``tasks/result``
         waits for the end (questions arrive as requests, answered by the handlers). A failed
         task raises ``ClientError`` with its error, and so does a cancelled one; a call the
-        server answers without a task returns that result.
+        server answers without a task returns that result. ``timeout``: how long to poll a
+        2026-07-28 task before ``TimeoutError``.
         """
         arguments = arguments or {}
         if not self.modern:
