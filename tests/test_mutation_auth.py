@@ -166,3 +166,12 @@ async def test_a_pem_public_key_verifies_tokens_it_signed(as_text: bool) -> None
 def test_a_public_key_that_is_not_pem_is_refused_with_a_reason() -> None:
     with pytest.raises(ValueError, match=r"^JWTVerifier\(public_key=\.\.\.\): not a PEM public key \("):
         JWTVerifier(public_key="not a key", issuer="https://auth.example.com", audience="https://mcp")
+
+
+def test_implied_scopes_are_expanded_transitively() -> None:
+    """A broad scope implies what its narrower scopes imply in turn (admin -> write -> read)."""
+    rules = tokens.ScopeRules({"forecast:admin": ["forecast:write"], "forecast:write": ["forecast:read"]})
+    expanded = rules.expand(frozenset({"forecast:admin", "other"}))
+    assert expanded == {"forecast:admin", "forecast:write", "forecast:read", "other"}
+    assert rules.expand(frozenset({"forecast:write"})) == {"forecast:write", "forecast:read"}
+    assert rules.expand(frozenset({"other"})) == {"other"}
