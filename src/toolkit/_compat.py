@@ -20,6 +20,7 @@ plus the envelope fields only the modern era has (``resultType``, ``ttlMs``/``ca
 
 from __future__ import annotations
 
+import datetime
 import re
 import urllib.parse
 from dataclasses import dataclass
@@ -428,8 +429,6 @@ def extension_missing(method: str) -> McpError:
 
 
 def _timestamp(seconds: float) -> str:
-    import datetime  # noqa: PLC0415 - only servers with tasks format timestamps
-
     moment = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -462,6 +461,23 @@ def task_view(task: dict[str, Any], version: str, *, detailed: bool) -> dict[str
 def created_task(view: dict[str, Any], version: str) -> dict[str, Any]:
     """The ``CreateTaskResult`` of a ``tools/call`` (2026-07-28: the task itself, with ``resultType: "task"``)."""
     return view if is_modern(version) else {"task": view}
+
+
+def cancel_ended_acknowledged(version: str) -> bool:
+    """``tasks/cancel`` of an ended task: 2026-07-28 acknowledges it (cancellation is cooperative);
+    2025-11-25 MUST refuse it with -32602."""
+    return is_modern(version)
+
+
+def cancel_result(view: dict[str, Any], version: str) -> dict[str, Any]:
+    """``tasks/cancel``'s result: an empty acknowledgement (2026-07-28) or the task (2025-11-25)."""
+    return {} if is_modern(version) else view
+
+
+def task_notifies(version: str) -> bool:
+    """Whether a task's progress and log notifications go to the client: 2025-11-25 sends them
+    with the task's id; 2026-07-28 sends none for tasks (ext-tasks, "Task Status Notifications")."""
+    return not is_modern(version)
 
 
 def finished_status(result: dict[str, Any], version: str) -> str:

@@ -203,14 +203,14 @@ class Context:
         task, the progress also becomes the task's ``statusMessage`` (``message``, else
         "progress/total"): 2026-07-28 sends no progress notifications for tasks.
         """
+        if self._last_progress is not None and progress <= self._last_progress:
+            return
+        self._last_progress = progress
         if self._scope.task is not None:
             await self._scope.task.progress(progress, total, message)
         token = self._scope.progress_token
         if token is None:
             return
-        if self._last_progress is not None and progress <= self._last_progress:
-            return
-        self._last_progress = progress
         params: dict[str, Any] = {"progressToken": token, "progress": progress}
         if total is not None:
             params["total"] = total

@@ -479,7 +479,7 @@ class Engine:
 
         async def handler(scope: RequestScope) -> dict[str, Any]:
             result: dict[str, Any] = await getattr(self.tasks.available(scope), name)(scope)
-            return result if name in ("result", "list") else self._finish(result, scope)
+            return self._finish(result, scope)
 
         return handler
 

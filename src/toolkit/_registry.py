@@ -149,7 +149,6 @@ class Registry:
 
     def required_scopes(self, method: str, params: dict[str, Any]) -> frozenset[str]:
         """The scopes the tool, resource or prompt a request targets requires (none for other requests)."""
-        registry = self
         if method == "tools/call":
             kinds: tuple[Kind, ...] = ("tools",)
         elif method in ("resources/read", "resources/subscribe"):
@@ -160,20 +159,19 @@ class Registry:
             kinds = ("prompts", "resources", "templates")
         else:
             return NO_SCOPES
-        if not any(registry.scopes[kind] for kind in kinds):
+        if not any(self.scopes[kind] for kind in kinds):
             return NO_SCOPES  # nothing of those kinds is protected: the common case, at once
         target = self.target(method, params)
         return target.scopes if target is not None else NO_SCOPES
 
     def target(self, method: str, params: dict[str, Any]) -> Tool | Resource | ResourceTemplate | Prompt | None:
         """The tool, resource (or template) or prompt a request is about, if it names a registered one."""
-        registry = self
         if method == "tools/call":
             name = params.get("name")
-            return registry.tools.get(name) if isinstance(name, str) else None
+            return self.tools.get(name) if isinstance(name, str) else None
         if method == "prompts/get":
             name = params.get("name")
-            return registry.prompts.get(name) if isinstance(name, str) else None
+            return self.prompts.get(name) if isinstance(name, str) else None
         if method == "completion/complete":
             ref = params.get("ref")
             if not isinstance(ref, dict):
@@ -182,8 +180,8 @@ class Registry:
             if not isinstance(key, str):
                 return None
             if ref.get("type") == "ref/prompt":
-                return registry.prompts.get(key)
-            return registry.templates.get(key) or registry.resources.get(key)
+                return self.prompts.get(key)
+            return self.templates.get(key) or self.resources.get(key)
         uri = params.get("uri")
-        found = registry.find_resource(uri) if isinstance(uri, str) else None
+        found = self.find_resource(uri) if isinstance(uri, str) else None
         return found[0] if found is not None else None

@@ -58,10 +58,10 @@ class Settings:
         tool_timeout: float | None,
         max_concurrent_requests: int,
         max_argument_depth: int,
-        task_ttl_ms: int = 3_600_000,
-        max_task_ttl_ms: int = 86_400_000,
-        task_poll_interval_ms: int = 1000,
-        max_running_tasks: int = 100,
+        task_ttl_ms: int,
+        max_task_ttl_ms: int,
+        task_poll_interval_ms: int,
+        max_running_tasks: int,
     ) -> None:
         self.name = name
         self.version = version

@@ -47,11 +47,11 @@ Body = Callable[["RequestScope"], Awaitable[dict[str, Any]]]
 ANSWER_RECHECK_SECONDS: Final = 5.0
 """How often a task waiting for input looks in the store itself (in case a bus message was lost)."""
 END_RECHECK_SECONDS: Final = 1.0
+"""How often ``tasks/result`` looks in the store while the task runs on another replica."""
 STOP_WAIT_SECONDS: Final = 1.0
 """How long ``tasks/cancel`` waits for a task running here to unwind before it answers."""
 SHUTDOWN_WAIT_SECONDS: Final = 5.0
 """How long a stopping server waits for the tasks running in it to unwind."""
-"""How often ``tasks/result`` looks in the store while the task runs on another replica."""
 
 
 def _not_found(task_id: Any) -> McpError:
@@ -329,14 +329,14 @@ class Tasks:
         )
         await self.store.create_task(record)
         # The request's own scope becomes the task's (a call that began as an ordinary one keeps
-        # running with it): questions now go through the task. 2026-07-28 sends no progress or
-        # log notifications for tasks (spec, "Task Status Notifications"); 2025-11-25 sends them
-        # where the task's messages go, with its id.
+        # running with it): questions now go through the task, and its notifications where the
+        # version says (``_compat.task_notifies``).
         run = TaskRun(self, record, scope)
         scope.task = run
-        scope.send = run.send if not scope.modern else _drop
-        if scope.modern:
-            scope.progress_token = None
+        if _compat.task_notifies(scope.version):
+            scope.send = run.send
+        else:
+            scope.send, scope.progress_token = _drop, None
         self._runs[record.id] = run
         run.runner = asyncio.get_running_loop().create_task(self._run(run, body, ttl_ms / 1000))
         return record
@@ -437,12 +437,11 @@ class Tasks:
     async def cancel(self, scope: RequestScope) -> dict[str, Any]:
         """``tasks/cancel``: 2026-07-28 acknowledges; 2025-11-25 returns the cancelled task, refuses an ended one."""
         record = await self.find(scope)
-        if record.terminal:
-            if scope.modern:  # cancellation is cooperative: acknowledged, nothing to do
-                return {}
+        if not record.terminal:
+            record = await self.stop(record)
+        elif not _compat.cancel_ended_acknowledged(scope.version):
             raise McpError(INVALID_PARAMS, f"Cannot cancel task: already in terminal status {record.status!r}")
-        record = await self.stop(record)
-        return {} if scope.modern else self.view(record, scope.version, detailed=False)
+        return _compat.cancel_result(self.view(record, scope.version, detailed=False), scope.version)
 
     async def result(self, scope: RequestScope) -> dict[str, Any]:
         """``tasks/result`` (2025-11-25): wait for the end, then what the call itself would have answered."""

@@ -27,15 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic_core
 
+from . import _compat
 from ._errors import METHOD_NOT_FOUND, ClientError
 from ._jsonrpc import Notification, Request, Response
 from ._server import Server
 from ._session import Connection
 from ._types import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY
 from ._versions import LATEST_VERSION, is_known, is_modern
-
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
-TASKS_2025 = "2025-11-25"
 
 if TYPE_CHECKING:
     from ._auth.tokens import AccessToken
@@ -205,7 +203,7 @@ class Client:
         """
         arguments = arguments or {}
         if not self.modern:
-            if self.protocol_version != TASKS_2025:
+            if _compat.task_form(self.protocol_version) is None:
                 raise ValueError(
                     f"protocol version {self.protocol_version} has no tasks (2025-11-25 and 2026-07-28 do)"
                 )
@@ -214,7 +212,7 @@ class Client:
             if "task" not in created:
                 return created
             return await self.result("tasks/result", {"taskId": created["task"]["taskId"]})
-        extensions = {**self.capabilities.get("extensions", {}), TASKS_EXTENSION: {}}
+        extensions = {**self.capabilities.get("extensions", {}), _compat.TASKS_EXTENSION: {}}
         meta = {CLIENT_CAPABILITIES_KEY: {**self.capabilities, "extensions": extensions}}
         created = await self.call_tool(name, arguments, meta=meta)
         if created.get("resultType") != "task":
