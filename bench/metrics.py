@@ -8,8 +8,12 @@ from typing import Any, Literal
 
 from bench.driver import Era
 
-FRAMEWORKS = ("toolkit", "mcp", "fastmcp")
-ANCHORS = ("mcp", "fastmcp")
+FRAMEWORKS = ("toolkit", "mcp", "fastmcp", "floor")  # the columns, in this order (a baseline follows toolkit)
+ANCHORS = ("mcp", "fastmcp")  # what "best anchor" is picked from
+# The frameworkless floor (bench/servers/floor_server.py): the least work any correct Python server
+# does per call. A lower bound toolkit is measured against, not a competitor: never an anchor.
+FLOOR = "floor"
+FLOOR_UNSUPPORTED = "the floor serves get_items only (the calls and import groups)"
 ERAS: tuple[Era, ...] = ("legacy", "modern")
 CALL_MODES = {"stdio": "stdio", "http_seq": "HTTP sequential", "http_c16": "HTTP 16 clients"}
 # The auth scenario's two batches: one reusable token on every call, or a new token on every call.
@@ -55,16 +59,24 @@ class Metric:
     target_of: Literal["best_anchor", "value"] = "best_anchor"
     # A derived metric: per framework and round, the sample of key [0] divided by that of key [1].
     ratio_of: tuple[str, str] | None = None
+    floor_target: Fraction | None = None  # toolkit / floor must be <= this (when the floor is in the run)
 
 
 def _catalogue() -> list[Metric]:
     metrics: list[Metric] = []
     for mode, mode_label in CALL_MODES.items():
         target = Fraction(1, 4) if mode == "stdio" else Fraction(1, 3)
+        floor = Fraction(2) if mode == "stdio" else Fraction(13, 10)
         for era in ERAS:
             where = f"{mode_label}, {era}"
             metrics += [
-                Metric(f"call.{mode}.{era}.cpu_us", f"get_items server CPU/call ({where})", "µs", target=target),
+                Metric(
+                    f"call.{mode}.{era}.cpu_us",
+                    f"get_items server CPU/call ({where})",
+                    "µs",
+                    target=target,
+                    floor_target=floor,
+                ),
                 Metric(f"call.{mode}.{era}.calls_per_s", f"get_items calls/s ({where})", "1/s", "higher"),
                 Metric(f"call.{mode}.{era}.p50_us", f"get_items p50 latency ({where})", "µs"),
                 Metric(f"call.{mode}.{era}.p99_us", f"get_items p99 latency ({where})", "µs"),
@@ -74,6 +86,12 @@ def _catalogue() -> list[Metric]:
             Metric(f"list500.{era}.first_ms", f"tools/list 500 tools, first call ({era})", "ms"),
             Metric(f"list500.{era}.steady_ms", f"tools/list 500 tools, steady ({era})", "ms", target=Fraction(1, 25)),
             Metric(f"list500.{era}.steady_cpu_ms", f"tools/list 500 tools, steady, server CPU ({era})", "ms"),
+            Metric(
+                f"list500.{era}.spawn_ms",
+                f"spawn -> first tools/list response, 500 tools (stdio, {era})",
+                "ms",
+                target=Fraction(1, 4),
+            ),
         ]
     for era in ERAS:
         for variant, variant_label in AUTH_VARIANTS.items():
@@ -100,6 +118,7 @@ def _catalogue() -> list[Metric]:
                 f"spawn -> first {first[era]} response (stdio)",
                 "ms",
                 target=Fraction(1, 3),
+                floor_target=Fraction(5, 4),
             ),
             Metric(f"spawn.{era}.first_tool_ms", f"spawn -> first tool result (stdio, {era})", "ms"),
         ]
@@ -256,7 +275,8 @@ class Collector:
             self.cells[metric.key] = derived
 
     def summary(self, key: str) -> dict[str, Any]:
-        """Medians, best anchor, ratio toolkit/best anchor, the target verdict, and ratio toolkit/baseline."""
+        """Medians, best anchor, ratio toolkit/best anchor, the target verdict, ratio toolkit/baseline,
+        and ratio toolkit/floor with its own target's verdict."""
         metric = METRICS_BY_KEY[key]
         cells = self.cells[key]
         medians = {fw: cell.median for fw, cell in cells.items()}
@@ -278,6 +298,11 @@ class Collector:
             target_met = checked <= metric.target
         base = medians.get(self.baseline) if self.baseline is not None else None
         ratio_baseline = toolkit / base if toolkit is not None and base else None
+        floor = medians.get(FLOOR)
+        ratio_floor = toolkit / floor if toolkit is not None and floor else None
+        floor_met = None
+        if ratio_floor is not None and metric.floor_target is not None:
+            floor_met = ratio_floor <= metric.floor_target
         return {
             "label": metric.label,
             "unit": metric.unit,
@@ -292,6 +317,9 @@ class Collector:
             "target_met": target_met,
             "baseline": self.baseline,
             "ratio_toolkit_baseline": ratio_baseline,
+            "floor_target": str(metric.floor_target) if metric.floor_target is not None else None,
+            "ratio_toolkit_floor": ratio_floor,
+            "floor_target_met": floor_met,
             "frameworks": {
                 fw: {
                     "samples": cell.samples,

@@ -15,6 +15,7 @@ from bench.metrics import (
     AUTH_TARGET,
     AUTH_VARIANTS,
     ERAS,
+    FLOOR,
     METRICS,
     METRICS_BY_KEY,
     REPLICA_COUNTS,
@@ -135,13 +136,20 @@ def _change(ratio: float) -> str:
     return f"{ratio:.3f} ({change:+.1f}%)"
 
 
+VERDICTS = {True: "✓", False: "✗", None: "?"}  # met, missed, no figure to judge
+
+
 def table(results: dict[str, Any]) -> str:
-    """Medians per framework, toolkit/best-anchor ratio, the verdict against each target, and
-    toolkit/baseline when the run has a baseline column."""
+    """Medians per framework, toolkit/best-anchor ratio, the verdict against each target,
+    toolkit/baseline when the run has a baseline column, and toolkit/floor with the verdict against
+    each floor target when the run has the floor column."""
     frameworks = list(results["frameworks"])  # run order; the baseline comes right after toolkit
     baseline = (results.get("baseline") or {}).get("column")
     by_baseline = [f"toolkit/{baseline}"] if baseline else []
-    header = ["metric", "unit", *frameworks, "toolkit/best anchor", *by_baseline, "target"]
+    floor = FLOOR in results["frameworks"]
+    by_floor = ["toolkit/floor"] if floor else []
+    header = ["metric", "unit", *frameworks, "toolkit/best anchor", *by_floor, *by_baseline, "target"]
+    header += ["floor target"] if floor else []
     rows: list[list[str]] = []
     for metric in METRICS:
         summary = results["metrics"].get(metric.key)
@@ -163,18 +171,23 @@ def table(results: dict[str, Any]) -> str:
                 row.append(_value(summary["median"][fw], metric.unit))
         ratio = summary["ratio_toolkit_best_anchor"]
         row.append(f"{_ratio(ratio)} ({summary['best_anchor']})" if ratio is not None else "-")
+        if floor:
+            ratio = summary.get("ratio_toolkit_floor")
+            row.append(_ratio(ratio) if ratio is not None else "-")
         if baseline:
             ratio = summary.get("ratio_toolkit_baseline")
             row.append(_change(ratio) if ratio is not None else "-")
         if metric.target is None:
             row.append("")
         else:
-            verdict = {True: "✓", False: "✗", None: "?"}[summary["target_met"]]
             bound = f"{float(metric.target):g}x (toolkit)" if metric.target_of == "value" else _fraction(metric.target)
-            row.append(f"≤ {bound} {verdict}")
+            row.append(f"≤ {bound} {VERDICTS[summary['target_met']]}")
+        if floor:
+            bound = f"{float(metric.floor_target):g}x" if metric.floor_target is not None else ""
+            row.append(f"≤ {bound} {VERDICTS[summary.get('floor_target_met')]}" if bound else "")
         rows.append(row)
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    right = set(range(2, len(header) - 1))
+    right = set(range(2, header.index("target")))  # the figures and ratios; the targets read left to right
 
     def line(cells: list[str]) -> str:
         return " | ".join(
@@ -183,7 +196,9 @@ def table(results: dict[str, Any]) -> str:
 
     m = results["machine"]
     versions = ", ".join(
-        f"{fw} {info['version'] or '-'}" for fw, info in results["frameworks"].items() if info["available"]
+        f"{fw} (pydantic {info['version'] or '-'})" if info.get("kind") == FLOOR else f"{fw} {info['version'] or '-'}"
+        for fw, info in results["frameworks"].items()
+        if info["available"]
     )
     s = results["settings"]
     out = [
@@ -198,6 +213,15 @@ def table(results: dict[str, Any]) -> str:
             ""
             if results["toolkit_source"]["start"] == results["toolkit_source"]["end"]
             else f" -> {results['toolkit_source']['end']} (CHANGED DURING THE RUN: medians mix versions)"
+        ),
+        *(
+            [
+                "floor: a frameworkless server (bench/servers/floor_server.py) doing the least work any correct "
+                "Python server must do per call; toolkit/floor is how far toolkit is from that lower bound "
+                "(it is not an anchor); floor target = the bound on toolkit/floor"
+            ]
+            if floor
+            else []
         ),
         *(
             [

@@ -6,9 +6,11 @@ Usually run through ``scripts/bench``, which prepares the anchors' venv first. D
     python -m bench.run --baseline HEAD~3 --only toolkit,base   # before/after: toolkit at HEAD~3
 
 Every scenario runs for every framework in turn, round by round (round 1: toolkit, mcp,
-fastmcp; round 2: ...), and the table reports the median over rounds. With ``--baseline REF``,
-toolkit as of REF is one more column (``toolkit@<short sha>``, right after toolkit), interleaved
-the same way, and the table adds the ratio toolkit / toolkit@<short sha>.
+fastmcp, floor; round 2: ...), and the table reports the median over rounds. With ``--baseline
+REF``, toolkit as of REF is one more column (``toolkit@<short sha>``, right after toolkit),
+interleaved the same way, and the table adds the ratio toolkit / toolkit@<short sha>. The
+``floor`` column is a frameworkless server (``bench/servers/floor_server.py``) that does the least
+work per call; it runs the ``calls`` and ``import`` groups only, and the table adds toolkit / floor.
 """
 
 import argparse
@@ -47,6 +49,8 @@ from bench.jwks import JwksServer
 from bench.metrics import (
     AUTH_VARIANTS,
     ERAS,
+    FLOOR,
+    FLOOR_UNSUPPORTED,
     FRAMEWORKS,
     REPLICA_COUNTS,
     SCALEOUT_CPU,
@@ -76,8 +80,12 @@ IMPORTS = {
     "toolkit": "from toolkit import Server",
     "mcp": "from mcp.server.mcpserver import MCPServer",
     "fastmcp": "from fastmcp import FastMCP",
+    # What the floor server imports to serve get_items (``import pydantic`` alone loads next to
+    # nothing: pydantic imports BaseModel and TypeAdapter lazily, on first access).
+    FLOOR: "from pydantic import BaseModel, TypeAdapter",
 }
-DISTRIBUTIONS = {"toolkit": "toolkit", "mcp": "mcp", "fastmcp": "fastmcp"}
+MODULES = {"toolkit": "toolkit", "mcp": "mcp", "fastmcp": "fastmcp", FLOOR: "pydantic"}  # what the probe reports
+DISTRIBUTIONS = {"toolkit": "toolkit", "mcp": "mcp", "fastmcp": "fastmcp", FLOOR: "pydantic"}
 SCENARIO_GROUPS = ("import", "register", "calls", "auth", "list500", "rss", "store", "scaleout", "tasks")
 # Run when --scenarios is not given; store and scaleout (redis-server, HAProxy) and tasks
 # (toolkit only) only when asked.
@@ -89,9 +97,9 @@ STORE_METRICS = ("cpu_us", "p50_us")  # the store batches' figures (cpu_ratio is
 
 @dataclass
 class Framework:
-    name: str  # the column: toolkit, mcp, fastmcp, or toolkit@<short sha> for the baseline
+    name: str  # the column: toolkit, mcp, fastmcp, floor, or toolkit@<short sha> for the baseline
     python: Path
-    kind: str  # whose server, import and register code it runs: toolkit, mcp or fastmcp
+    kind: str  # whose server, import and register code it runs: toolkit, mcp, fastmcp or floor
     # Where `import toolkit` must resolve (checked by the probe), when a comparison depends on it.
     src: Path | None = None
     # The servers' PYTHONPATH (server_env clears any inherited one), ahead of site-packages: how
@@ -238,6 +246,14 @@ class Bench:
             self.collector.add(f"{prefix}.{metric}", fw.name, value, detail)
         return {name: also1[name] - also0[name] for name in also}
 
+    def _floor_skips(self, fw: Framework, keys: list[str]) -> bool:
+        """The floor serves get_items only: a scenario it cannot run records its keys as
+        unsupported (not an error) and starts nothing."""
+        if fw.kind != FLOOR:
+            return False
+        self.collector.unsupported(keys, fw.name, FLOOR_UNSUPPORTED)
+        return True
+
     async def _guard(
         self, fw: Framework, keys: list[str], body: Callable[[], Awaitable[None]], era: Era | None = None
     ) -> None:
@@ -264,6 +280,9 @@ class Bench:
         await self._guard(fw, ["import_ms"], body)
 
     async def register(self, fw: Framework) -> None:
+        if self._floor_skips(fw, ["register500_ms"]):
+            return
+
         async def body() -> None:
             out = await _run([str(fw.python), str(SERVERS / "register.py"), fw.kind], self.envs[fw.name], 600.0)
             data = json.loads(out.strip().splitlines()[-1])
@@ -356,6 +375,8 @@ class Bench:
             for era in ERAS
         }
         every_key = keys_by_era["legacy"] + keys_by_era["modern"]
+        if self._floor_skips(fw, every_key):
+            return
         reason = await self._auth_unsupported(fw)
         if reason is not None:
             self.collector.unsupported(every_key, fw.name, reason)
@@ -473,6 +494,8 @@ class Bench:
             for variant in STORE_VARIANTS
         }
         every_key = [key for keys in keys_by.values() for key in keys]
+        if self._floor_skips(fw, every_key):
+            return
         reason = await self._store_unsupported(fw)
         if reason is not None:
             self.collector.unsupported(every_key, fw.name, reason)
@@ -560,6 +583,8 @@ class Bench:
             for count in REPLICA_COUNTS
         }
         every_key = [key for by_era in keys_by.values() for keys in by_era.values() for key in keys]
+        if self._floor_skips(fw, every_key):
+            return
         reason = await self._store_unsupported(fw)
         if reason is not None:
             self.collector.unsupported(every_key, fw.name, reason)
@@ -689,6 +714,8 @@ class Bench:
         keys_by_era = {
             era: [f"tasks.{era}.{variant}.{m}" for variant in TASK_VARIANTS for m in TASK_METRICS] for era in ERAS
         }
+        if self._floor_skips(fw, keys_by_era["legacy"] + keys_by_era["modern"]):
+            return
         reason = await self._tasks_unsupported(fw)
         if reason is not None:
             self.collector.unsupported(keys_by_era["legacy"] + keys_by_era["modern"], fw.name, reason)
@@ -746,16 +773,22 @@ class Bench:
         return session.use_task(name, arguments, check) if task else session.use_tool(name, arguments, check)
 
     async def list500(self, fw: Framework, era: Era) -> None:
-        keys = [f"list500.{era}.first_ms", f"list500.{era}.steady_ms", f"list500.{era}.steady_cpu_ms"]
+        """The gen500 server over stdio: spawn -> first tools/list response, the first tools/list's
+        latency, RSS (legacy), then the steady tools/list calls, in one process."""
+        keys = [f"list500.{era}.{m}" for m in ("first_ms", "steady_ms", "steady_cpu_ms", "spawn_ms")]
         if era == "legacy":
             keys.append("rss.tools500_mib")
+        if self._floor_skips(fw, keys):
+            return
 
         async def body() -> None:
-            process, _ = await self._spawn_stdio(fw, "gen500", f"list500-{era}")
+            process, t0 = await self._spawn_stdio(fw, "gen500", f"list500-{era}")
             try:
                 session = Session(StdioTransport(process), era)
                 await session.open(self.s.start_timeout)
                 first = await session.list_tools(expected=500)
+                # The last page's bytes complete: what a client waits for before it can pick a tool.
+                self.collector.add(f"list500.{era}.spawn_ms", fw.name, (session.transport.received_at - t0) * 1e3)
                 self.collector.add(f"list500.{era}.first_ms", fw.name, first * 1e3)
                 if era == "legacy":
                     await asyncio.sleep(self.s.idle_settle)
@@ -774,6 +807,9 @@ class Bench:
         await self._guard(fw, keys, body, era)
 
     async def rss_empty(self, fw: Framework) -> None:
+        if self._floor_skips(fw, ["rss.tools0_mib"]):
+            return
+
         async def body() -> None:
             process, _ = await self._spawn_stdio(fw, "empty", "rss-empty")
             try:
@@ -865,7 +901,7 @@ async def _probe(fw: Framework, env: dict[str, str]) -> None:
     code = (
         "import sys, importlib.metadata as m\n"
         f"{IMPORTS[fw.kind]}\n"
-        f"mod = sys.modules[{fw.kind!r}]\n"
+        f"mod = sys.modules[{MODULES[fw.kind]!r}]\n"
         "try:\n"
         f"    v = {version}\n"
         "except m.PackageNotFoundError:\n"
@@ -951,7 +987,8 @@ async def main_async(args: argparse.Namespace) -> int:
     frameworks: list[Framework] = []
     for name in FRAMEWORKS:
         if name in names:
-            python = TOOLKIT_PYTHON if name == "toolkit" else ANCHORS_PYTHON
+            # The floor needs pydantic and uvicorn, both in toolkit's .venv (not the anchors' venv).
+            python = TOOLKIT_PYTHON if name in ("toolkit", FLOOR) else ANCHORS_PYTHON
             # In a before/after run the "after" column must really be this tree's src/ too.
             src = ROOT / "src" if name == "toolkit" and baseline is not None else None
             frameworks.append(Framework(name, python, kind=name, src=src))
