@@ -374,3 +374,60 @@ def test_the_table_shows_toolkit_over_the_floor_beside_the_best_anchor() -> None
     header = next(line for line in without.splitlines() if line.startswith("metric "))
     assert "floor" not in header
     assert header.rstrip().endswith("target")
+
+
+# --- where the time goes: bench/profile.py ---------------------------------------------------------
+
+TOOLKIT_ITEMS = [
+    "toolkit transport (_transports/*)",
+    "toolkit engine (_engine, _scope, _session, _context, _registry, _tasks, _mrtr)",
+    "toolkit compat + content (_compat, _content)",
+    "toolkit JSON-RPC framing (_jsonrpc)",
+    "toolkit tools (_tools, _functions, _schema/*)",
+]
+
+
+def test_the_profile_splits_toolkit_calls_into_line_items(tmp_path: Path) -> None:
+    """``python -m bench.profile`` runs clean (every answer checked, exit 0) and its line items add up
+    to the server CPU per call it measured; toolkit's own items get some of it. No timing asserted."""
+    out = tmp_path / "profile.json"
+    arguments = ["--calls", "200", "--transport", "stdio,http", "--era", "modern", "--servers", "toolkit"]
+    run = subprocess.run(
+        [str(PYTHON), "-m", "bench.profile", *arguments, "--out", str(out)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=REPO,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    results = json.loads(out.read_text())
+    assert results["profiler"] == "cProfile"
+    assert results["calls"] == 200
+    configs = results["configurations"]
+    assert [(c["server"], c["transport"], c["era"]) for c in configs] == [
+        ("toolkit", "stdio", "modern"),
+        ("toolkit", "http", "modern"),
+    ]
+    assert set(TOOLKIT_ITEMS) | {"socket send/recv", "other"} <= set(results["line_items"])
+    assert "waiting in epoll (idle, not CPU)" in results["excluded_items"]
+    for config in configs:
+        items = config["items"]
+        assert list(items) == results["line_items"], "every line item, in the table's order"
+        cpu = config["cpu_us_per_call"]
+        assert cpu > 0
+        # Proportional attribution: the items share out exactly the measured CPU per call.
+        assert sum(item["us_per_call"] for item in items.values()) == pytest.approx(cpu, abs=0.001 * len(items) + 0.01)
+        assert sum(item["share"] for item in items.values()) == pytest.approx(1, abs=1e-3)
+        assert all(item["us_per_call"] >= 0 for item in items.values())
+        for label in TOOLKIT_ITEMS:
+            assert items[label]["us_per_call"] > 0, (config["transport"], label)
+            assert items[label]["top"], "the functions behind the item"
+        assert items["floor server code"]["us_per_call"] == 0
+        assert config["excluded"]["waiting in epoll (idle, not CPU)"]["profiled_wall_us_per_call"] > 0
+        counts = config["calls_per_request"]
+        assert counts["_run_once (loop iterations)"] >= 1
+        assert counts["create_task"] >= 1
+        assert (counts["socket.send"] > 0) == (config["transport"] == "http")
+        assert f"== toolkit · {config['transport']} · modern: 200 calls ==" in run.stdout
+    assert "Proportional attribution" in run.stdout
