@@ -9,9 +9,13 @@ engine and callables, so they import only the foundation, the store and the auth
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+import toolkit
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 PACKAGE = SRC / "toolkit"
@@ -19,7 +23,7 @@ PACKAGE = SRC / "toolkit"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("_types", "_errors", "_versions", "_jsonrpc")),
     ("schema", ("_schema",)),
-    ("model", ("_content", "_functions", "_tools", "_resources", "_prompts", "_completions")),
+    ("model", ("_content", "_answers", "_functions", "_tools", "_resources", "_prompts", "_completions")),
     ("registry", ("_registry",)),
     ("compat", ("_compat",)),
     ("store", ("_session", "_events", "_mrtr", "_store")),
@@ -115,3 +119,62 @@ def test_transport_functions_stay_small() -> None:
                 if lines > MAX_TRANSPORT_FUNCTION_LINES:
                     long.append(f"{name}.{node.name}: {lines} lines")
     assert not long, f"split these (one job per function): {long}"
+
+
+# What a stdio server must not load to start: the HTTP stack and the optional extras, and what
+# only some features need (each is imported where it is first used). ARCHITECTURE §8: ``import
+# toolkit`` and a stdio server start fast; every module here once cost start-up time.
+NOT_AT_START_UP = (
+    "toolkit._transports.http",
+    "toolkit._auth",
+    "toolkit._store.redis",
+    "toolkit._events",  # resumable legacy HTTP streams
+    "toolkit._store.sessions",  # legacy HTTP sessions in a store
+    "toolkit._answers",  # what ctx.elicit / sample / list_roots return
+    "toolkit._store.tasks",  # tasks: only for tools with task=
+    "toolkit._schema.elicitation",
+    "starlette",
+    "uvicorn",
+    "httpx",
+    "redis",
+    "jwt",
+    "cryptography",
+    "json",  # toolkit encodes with pydantic-core; json is for rare schema comparisons
+    "queue",  # the worker threads of plain ``def`` functions, started on first use
+    "mimetypes",  # content blocks read from files
+)
+NOT_AT_START_UP_PREFIXES = tuple(f"{name}." for name in NOT_AT_START_UP)
+START_A_SERVER = """
+import sys
+import asyncio, pydantic, jsonschema_rs  # what any toolkit server needs anyway
+before = set(sys.modules)
+from toolkit import Server
+server = Server("start-up")
+async def numbers() -> list[int]:
+    \"\"\"Some numbers.\"\"\"
+    return [1]
+server.add_tool(numbers)
+print("\\n".join(sorted(set(sys.modules) - before)))
+"""
+
+
+def test_a_stdio_server_starts_without_what_it_does_not_use() -> None:
+    run = subprocess.run([sys.executable, "-c", START_A_SERVER], capture_output=True, text=True, check=True)
+    loaded = run.stdout.split()
+    assert "toolkit._transports.stdio" in loaded, run.stdout
+    unexpected = [name for name in loaded if name in NOT_AT_START_UP or name.startswith(NOT_AT_START_UP_PREFIXES)]
+    assert not unexpected, f"imported at start-up; import them where they are first used instead: {unexpected}"
+
+
+def test_public_names_imported_on_first_use_resolve() -> None:
+    from toolkit import _answers, _events
+
+    assert toolkit.EventStore is _events.EventStore
+    for name in ("ElicitResult", "Root", "SamplingResult"):
+        assert getattr(toolkit, name) is getattr(_answers, name)
+    assert set(toolkit.__all__) <= set(dir(toolkit))
+    from toolkit._store import base, sessions
+
+    assert base.SessionRecord is sessions.SessionRecord
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        _ = toolkit.Nothing

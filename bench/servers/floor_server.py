@@ -172,7 +172,7 @@ def main(argv: list[str]) -> None:
     # What toolkit's runner does too (toolkit._transports.base.settle_allocator): free one 1 MiB
     # block so glibc stops serving asyncio's 256 KiB read buffers with mmap/munmap, a cost of the
     # allocator's state at start-up, not of the work a server does per call.
-    bytearray(1 << 20)
+    bytes(1 << 20)
     uvicorn.run(app, host=args.host, port=port, log_level="warning", lifespan="on")
 
 

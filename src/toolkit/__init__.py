@@ -5,8 +5,10 @@ validates arguments, and sends results to clients of every protocol version in t
 that version accepts.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._content import Audio, ContentBlock, EmbeddedResource, Image, ResourceLink, Text, ToolResult
-from ._context import Context, ElicitResult, Root, SamplingResult
+from ._context import Context
 from ._errors import (
     McpError,
     PromptError,
@@ -16,13 +18,16 @@ from ._errors import (
     ToolError,
     ToolkitError,
 )
-from ._events import EventStore
 from ._prompts import Message, Prompt
 from ._resources import Resource, ResourceContents, ResourceTemplate
 from ._schema.hints import Header
 from ._server import Server
 from ._tools import Tool
 from ._versions import KNOWN_VERSIONS, LATEST_VERSION, LEGACY_VERSIONS, MODERN_VERSIONS
+
+if TYPE_CHECKING:
+    from ._answers import ElicitResult, Root, SamplingResult
+    from ._events import EventStore
 
 __version__ = "0.1.0"
 
@@ -60,3 +65,24 @@ __all__ = [
     "ToolkitError",
     "__version__",
 ]
+
+
+# Imported on first use, not by ``import toolkit``: a server that never resumes an HTTP stream or
+# asks its client anything would pay for them at start-up (they are dataclasses, whose creation
+# compiles their generated methods).
+def __getattr__(name: str) -> Any:
+    value: Any
+    if name == "EventStore":
+        from ._events import EventStore as value  # noqa: PLC0415
+    elif name in ("ElicitResult", "Root", "SamplingResult"):
+        from . import _answers  # noqa: PLC0415
+
+        value = getattr(_answers, name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -23,7 +23,6 @@ from __future__ import annotations
 import datetime
 import re
 import urllib.parse
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import pydantic_core
@@ -87,8 +86,9 @@ def _rewrite_into_result(reference: str) -> str:
 
 # A "$ref"/"$dynamicRef" whose value is not a "#/$defs/..." pointer: the only kind the
 # wrapper has to rewrite. Matched on the serialized schema, so a data value that merely looks
-# like one (inside "const", say) only costs the slower, exact walk.
-_REWRITABLE_REF: Final = re.compile(rb'"\$(?:ref|dynamicRef)":"(?!#/(?:\$|%24)defs/)')
+# like one (inside "const", say) only costs the slower, exact walk. Compiled on first use (``re``
+# keeps it), not at import: a server that never wraps a schema never needs it.
+_REWRITABLE_REF: Final = rb'"\$(?:ref|dynamicRef)":"(?!#/(?:\$|%24)defs/)'
 
 
 def wrap_schema(natural: dict[str, Any]) -> dict[str, Any]:
@@ -100,7 +100,7 @@ def wrap_schema(natural: dict[str, Any]) -> dict[str, Any]:
     point into ``$defs``) the wrapper shares the natural schema's parts instead of copying them.
     """
     inner = {key: value for key, value in natural.items() if key not in ("$defs", "$schema", "$id")}
-    rewrite = _REWRITABLE_REF.search(pydantic_core.to_json(natural)) is not None
+    rewrite = re.search(_REWRITABLE_REF, pydantic_core.to_json(natural)) is not None
     wrapper: dict[str, Any] = {}
     for key in ("$schema", "$id"):
         if key in natural:
@@ -141,13 +141,16 @@ def legacy_output_schema(natural: dict[str, Any]) -> tuple[dict[str, Any], bool]
     return wrap_schema(natural), True
 
 
-@dataclass(frozen=True, slots=True)
 class ToolShape:
     """How one tool looks to one class of versions: its ``tools/list`` entry and value wrapping."""
 
-    advertised: dict[str, Any]
-    wrapped: bool
-    """Whether structured values travel as ``{"result": value}``."""
+    # A plain class: a dataclass compiles its generated methods when this module is imported.
+    __slots__ = ("advertised", "wrapped")
+
+    def __init__(self, advertised: dict[str, Any], wrapped: bool) -> None:
+        self.advertised: Final = advertised
+        self.wrapped: Final = wrapped
+        """Whether structured values travel as ``{"result": value}``."""
 
 
 def _has(kind: str, field: str, version: str) -> bool:

@@ -7,9 +7,7 @@ carry is decided by the compatibility module, not here.
 from __future__ import annotations
 
 import base64
-import mimetypes
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -22,6 +20,8 @@ def _b64(data: bytes | str) -> str:
 
 
 def _guess_mime(path: Path, fallback: str) -> str:
+    import mimetypes  # noqa: PLC0415 - only a block made from a file needs it: no start-up cost
+
     guessed, _ = mimetypes.guess_type(path.name)
     return guessed or fallback
 
@@ -254,7 +254,6 @@ NO_STRUCTURED: Final = object()
 """``CallOutcome.structured`` when the result has no structured content."""
 
 
-@dataclass(slots=True)
 class CallOutcome:
     """A tool call's result before any protocol version shapes it.
 
@@ -262,10 +261,20 @@ class CallOutcome:
     layer then sends one text block with the JSON of ``structured``.
     """
 
-    content: list[ContentBlock] | None
-    structured: Any = NO_STRUCTURED
-    is_error: bool = False
-    meta: dict[str, Any] | None = None
+    # A plain class: a dataclass compiles its generated methods when this module is imported.
+    __slots__ = ("content", "is_error", "meta", "structured")
+
+    def __init__(
+        self,
+        content: list[ContentBlock] | None,
+        structured: Any = NO_STRUCTURED,
+        is_error: bool = False,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        self.content = content
+        self.structured = structured
+        self.is_error = is_error
+        self.meta = meta
 
     @classmethod
     def error(cls, message: str) -> CallOutcome:

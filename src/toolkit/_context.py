@@ -17,24 +17,22 @@ input schema). The same code works in both protocol eras:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import pydantic
 from pydantic import BaseModel
 
 from . import _compat
 from ._errors import ClientRequestError, InputRequired, ToolError
-from ._schema.elicitation import elicitation_schema
 from ._scope import RequestScope
 from ._settings import Settings
 from ._types import LOG_RANK, LogLevel
 
 if TYPE_CHECKING:
+    from ._answers import ElicitResult, Root, SamplingResult
     from ._auth.tokens import AccessToken
     from ._server import Server
 
-T = TypeVar("T")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
@@ -55,43 +53,6 @@ class Services:
         """The ``Server`` facade, for ``ctx.server`` (held, never called, below the facade)."""
         self.lifespan_state = lifespan_state
         self.read_resource = read_resource
-
-
-@dataclass(frozen=True, slots=True)
-class ElicitResult(Generic[T]):
-    """The user's answer: ``action`` is "accept", "decline" or "cancel"; ``data`` is set on accept."""
-
-    action: Literal["accept", "decline", "cancel"]
-    data: T | None = None
-
-    @property
-    def accepted(self) -> bool:
-        return self.action == "accept"
-
-
-@dataclass(frozen=True, slots=True)
-class SamplingResult:
-    """The client's LLM completion (``sampling/createMessage``)."""
-
-    role: str
-    content: Any
-    model: str | None = None
-    stop_reason: str | None = None
-    raw: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def text(self) -> str:
-        """The completion's text (the concatenated text blocks)."""
-        blocks = self.content if isinstance(self.content, list) else [self.content]
-        return "".join(block.get("text", "") for block in blocks if isinstance(block, dict))
-
-
-@dataclass(frozen=True, slots=True)
-class Root:
-    """A root the client exposes (``roots/list``)."""
-
-    uri: str
-    name: str | None = None
 
 
 class Context:
@@ -304,6 +265,8 @@ class Context:
         JSON Schema dict of a flat object with primitive properties. ``key`` names the
         question in the modern era's ``inputRequests`` (default: generated in call order).
         """
+        from ._schema.elicitation import elicitation_schema  # noqa: PLC0415 - on first use: no start-up cost
+
         model = schema if isinstance(schema, type) and issubclass(schema, BaseModel) else None
         requested = elicitation_schema(schema)
         params = {"mode": "form", "message": message, "requestedSchema": requested}
@@ -312,6 +275,8 @@ class Context:
         return self._elicit_result(answer, model, key)
 
     def _elicit_result(self, answer: Any, model: type[BaseModel] | None, key: str | None) -> ElicitResult[Any]:
+        from ._answers import ElicitResult  # noqa: PLC0415 - imported on first use (see _answers)
+
         action = answer.get("action") if isinstance(answer, dict) else None
         if action not in ("accept", "decline", "cancel"):
             raise ToolError("the client's elicitation answer is not a valid ElicitResult")
@@ -356,6 +321,8 @@ class Context:
         answer = await self._ask("sampling", "sampling/createMessage", params, key, _valid_sampling_answer)
         if not isinstance(answer, dict) or "content" not in answer:
             raise ToolError("the client's sampling answer is not a valid CreateMessageResult")
+        from ._answers import SamplingResult  # noqa: PLC0415 - imported on first use (see _answers)
+
         return SamplingResult(
             role=str(answer.get("role", "assistant")),
             content=answer["content"],
@@ -370,6 +337,8 @@ class Context:
         roots = answer.get("roots") if isinstance(answer, dict) else None
         if not isinstance(roots, list):
             raise ToolError("the client's roots/list answer is not a valid ListRootsResult")
+        from ._answers import Root  # noqa: PLC0415 - imported on first use (see _answers)
+
         return [
             Root(uri=str(root["uri"]), name=root.get("name"))
             for root in roots

@@ -41,7 +41,6 @@ from ._scope import RequestScope, legacy_scope, modern_scope
 from ._session import Connection, Session
 from ._settings import Settings
 from ._store.base import Store
-from ._store.tasks import TaskRecord
 from ._tasks import Tasks
 from ._tools import Tool
 from ._types import (
@@ -469,7 +468,7 @@ class Engine:
             record = await self.tasks.start(scope, tool.name, ttl_ms, call, later=later)
         except InputRequired:  # questions asked before the task began: multi round-trip input
             return self._input_required(scope, tool.name, arguments)
-        if not isinstance(record, TaskRecord):  # it ended before it began a task: an ordinary result
+        if isinstance(record, dict):  # it ended before it began a task: an ordinary result
             return record
         view = self.tasks.view(record, scope.version, detailed=False)
         return self._finish(_compat.created_task(view, scope.version), scope, result_type="task")

@@ -14,12 +14,10 @@ import contextvars
 import functools
 import inspect
 import os
-import queue
 import re
 import threading
 import typing
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any, Final, get_args, get_origin
 
 import pydantic
@@ -28,34 +26,69 @@ from ._errors import RegistrationError, SchemaError
 from ._schema.docstrings import Docstring, parse_docstring
 
 _EMPTY = inspect.Parameter.empty
-_SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
-"""RFC 6749 §3.3 scope-token: printable ASCII but space, ``"`` and ``\\``."""
+_SCOPE: Final = r"[\x21\x23-\x5b\x5d-\x7e]+"
+"""RFC 6749 §3.3 scope-token: printable ASCII but space, ``"`` and ``\\`` (compiled on first use)."""
+
+# Param and FunctionInfo are plain classes: a frozen dataclass compiles its generated methods
+# when this module is imported (about 0.3 ms each, paid by every server's start-up). Their
+# attributes are ``Final``: what was read off a function does not change.
 
 
-@dataclass(frozen=True, slots=True)
 class Param:
-    name: str
-    annotation: Any
-    """The hint as written (``Annotated`` kept); ``Any`` when there is none."""
-    default: Any
-    """``inspect.Parameter.empty`` when the parameter is required."""
+    __slots__ = ("annotation", "default", "name")
+
+    def __init__(self, name: str, annotation: Any, default: Any) -> None:
+        self.name: Final = name
+        self.annotation: Final = annotation
+        """The hint as written (``Annotated`` kept); ``Any`` when there is none."""
+        self.default: Final = default
+        """``inspect.Parameter.empty`` when the parameter is required."""
 
     @property
     def required(self) -> bool:
         return self.default is _EMPTY
 
+    def __repr__(self) -> str:
+        return f"Param(name={self.name!r}, annotation={self.annotation!r}, default={self.default!r})"
 
-@dataclass(frozen=True, slots=True)
+
 class FunctionInfo:
-    fn: Callable[..., Any]
-    name: str
-    params: tuple[Param, ...]
-    context_param: str | None
-    has_return_annotation: bool
-    return_annotation: Any
-    accepts_kwargs: bool
-    is_async: bool
-    doc: Docstring
+    __slots__ = (
+        "accepts_kwargs",
+        "context_param",
+        "doc",
+        "fn",
+        "has_return_annotation",
+        "is_async",
+        "name",
+        "params",
+        "return_annotation",
+    )
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        name: str,
+        params: tuple[Param, ...],
+        context_param: str | None,
+        has_return_annotation: bool,
+        return_annotation: Any,
+        accepts_kwargs: bool,
+        is_async: bool,
+        doc: Docstring,
+    ) -> None:
+        self.fn: Final = fn
+        self.name: Final = name
+        self.params: Final = params
+        self.context_param: Final = context_param
+        self.has_return_annotation: Final = has_return_annotation
+        self.return_annotation: Final = return_annotation
+        self.accepts_kwargs: Final = accepts_kwargs
+        self.is_async: Final = is_async
+        self.doc: Final = doc
+
+    def __repr__(self) -> str:
+        return f"FunctionInfo(name={self.name!r}, params={self.params!r})"
 
 
 def _is_context(annotation: Any, context_type: type) -> bool:
@@ -142,7 +175,7 @@ async def invoke(info: FunctionInfo, kwargs: dict[str, Any]) -> Any:
     if info.is_async:
         return await info.fn(**kwargs)
     call = functools.partial(contextvars.copy_context().run, info.fn, **kwargs)
-    result = await asyncio.get_running_loop().run_in_executor(WORKERS, call)
+    result = await asyncio.get_running_loop().run_in_executor(_workers(), call)
     if inspect.isawaitable(result):
         result = await result
     return result
@@ -158,6 +191,8 @@ class WorkerThreads(concurrent.futures.Executor):
     """
 
     def __init__(self, max_workers: int) -> None:
+        import queue  # noqa: PLC0415 - the pool is made on first use (_workers): no start-up cost
+
         self.max_workers = max_workers
         self._work: queue.SimpleQueue[tuple[concurrent.futures.Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
         self._idle = threading.Semaphore(0)
@@ -192,7 +227,15 @@ class WorkerThreads(concurrent.futures.Executor):
 MAX_WORKER_THREADS: Final = 40
 """Plain functions running at once (anyio's default too, so FastAPI users find the same)."""
 
-WORKERS: Final = WorkerThreads(MAX_WORKER_THREADS)
+_pool: WorkerThreads | None = None
+
+
+def _workers() -> WorkerThreads:
+    """The worker pool, made on first use: a server whose functions are all ``async def`` never needs it."""
+    global _pool
+    if _pool is None:
+        _pool = WorkerThreads(MAX_WORKER_THREADS)
+    return _pool
 
 
 def declared_scopes(scopes: Iterable[str] | None, what: str) -> frozenset[str]:
@@ -203,7 +246,7 @@ def declared_scopes(scopes: Iterable[str] | None, what: str) -> frozenset[str]:
         raise RegistrationError(f"{what}: scopes= takes a list of scopes, e.g. scopes=[{scopes!r}], not a string")
     result = frozenset(scopes)
     for scope in result:
-        if not isinstance(scope, str) or not _SCOPE.fullmatch(scope):
+        if not isinstance(scope, str) or not re.fullmatch(_SCOPE, scope):
             raise RegistrationError(
                 f"{what}: {scope!r} is not a valid OAuth scope (printable ASCII without spaces, quotes or backslashes)"
             )

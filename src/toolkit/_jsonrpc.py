@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 import re
-from dataclasses import dataclass
 from typing import Any, Final
 
 import pydantic_core
@@ -16,46 +15,75 @@ import pydantic_core
 from ._errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from ._types import RequestId
 
+# The message classes are plain classes, not dataclasses: a frozen dataclass compiles its
+# generated methods when this module is imported (about 0.3 ms each, paid by every server's
+# start-up). Their attributes are ``Final``: a parsed message is never changed.
 
-@dataclass(frozen=True, slots=True)
+
 class Request:
-    id: RequestId
-    method: str
-    params: dict[str, Any]
+    __slots__ = ("id", "method", "params")
+
+    def __init__(self, id: RequestId, method: str, params: dict[str, Any]) -> None:
+        self.id: Final = id
+        self.method: Final = method
+        self.params: Final = params
+
+    def __repr__(self) -> str:
+        return f"Request(id={self.id!r}, method={self.method!r}, params={self.params!r})"
 
 
-@dataclass(frozen=True, slots=True)
 class Notification:
-    method: str
-    params: dict[str, Any]
+    __slots__ = ("method", "params")
+
+    def __init__(self, method: str, params: dict[str, Any]) -> None:
+        self.method: Final = method
+        self.params: Final = params
+
+    def __repr__(self) -> str:
+        return f"Notification(method={self.method!r}, params={self.params!r})"
 
 
-@dataclass(frozen=True, slots=True)
 class Response:
     """A client's reply to a request the server sent (legacy era)."""
 
-    id: RequestId
-    result: Any
-    error: dict[str, Any] | None
+    __slots__ = ("error", "id", "result")
+
+    def __init__(self, id: RequestId, result: Any, error: dict[str, Any] | None) -> None:
+        self.id: Final = id
+        self.result: Final = result
+        self.error: Final = error
+
+    def __repr__(self) -> str:
+        return f"Response(id={self.id!r}, result={self.result!r}, error={self.error!r})"
 
 
-@dataclass(frozen=True, slots=True)
 class Invalid:
     """A frame that is not a valid message; ``reply`` is the error to send back."""
 
-    reply: dict[str, Any]
+    __slots__ = ("reply",)
+
+    def __init__(self, reply: dict[str, Any]) -> None:
+        self.reply: Final = reply
+
+    def __repr__(self) -> str:
+        return f"Invalid(reply={self.reply!r})"
 
 
 Message = Request | Notification | Response | Invalid
 
 
-@dataclass(slots=True)
 class Reply:
     """An encoded JSON-RPC response and the HTTP status the Streamable HTTP transport should use."""
 
-    body: bytes
-    status: int = 200
-    is_error: bool = False
+    __slots__ = ("body", "is_error", "status")
+
+    def __init__(self, body: bytes, status: int = 200, is_error: bool = False) -> None:
+        self.body = body
+        self.status = status
+        self.is_error = is_error
+
+    def __repr__(self) -> str:
+        return f"Reply(body={self.body!r}, status={self.status!r}, is_error={self.is_error!r})"
 
 
 class Raw:
@@ -154,18 +182,22 @@ def _skip_string(data: bytes, index: int) -> int:
         index = quote + 1
 
 
-_STRUCTURE: Final = re.compile(rb'["\[\]{}]')
-_SCALAR_END: Final = re.compile(rb"[,}\]\s]")
+# Pattern sources, compiled on first use (``re`` keeps them): only a frame nested beyond the
+# parser's limit needs them, and a pattern compiled at import costs every server's start-up.
+_STRUCTURE: Final = rb'["\[\]{}]'
+_SCALAR_END: Final = rb"[,}\]\s]"
+_WHITESPACE: Final = rb"[ \t\n\r]*"
 
 
 def _skip_value(data: bytes, index: int) -> int:
     """Index just past the JSON value starting at ``index`` (no values are built)."""
     if data[index] not in b'"[{':  # a number, true, false or null
-        end = _SCALAR_END.search(data, index)
+        end = re.compile(_SCALAR_END).search(data, index)
         return end.start() if end else len(data)
+    structure = re.compile(_STRUCTURE)
     depth = 0
     while True:
-        found = _STRUCTURE.search(data, index)
+        found = structure.search(data, index)
         if found is None:
             raise ValueError("unterminated value")
         index = found.start()
@@ -181,11 +213,8 @@ def _skip_value(data: bytes, index: int) -> int:
             return index
 
 
-_WHITESPACE: Final = re.compile(rb"[ \t\n\r]*")
-
-
 def _after_whitespace(data: bytes, index: int) -> int:
-    found = _WHITESPACE.match(data, index)
+    found = re.compile(_WHITESPACE).match(data, index)
     assert found is not None  # the pattern matches the empty string
     return found.end()
 

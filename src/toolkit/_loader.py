@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeGuard
 
 from ._errors import AppNotFound
 from ._server import Server
+from ._transports.base import settle_allocator
 
 if TYPE_CHECKING:
     from ._transports.http.app import McpApp
@@ -146,6 +147,7 @@ def store_from_environment(target: Server | McpApp) -> None:
 
 def worker_app() -> McpApp:
     """The app each uvicorn worker builds (``toolkit run --workers N``)."""
+    settle_allocator()
     target = load_target(os.environ["TOOLKIT_APP"])
     auth_from_environment(target)
     store_from_environment(target)

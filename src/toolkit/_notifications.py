@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable
-from dataclasses import dataclass, field
 from typing import Any
 
 from ._session import Session
@@ -20,14 +19,19 @@ from ._types import SUBSCRIPTION_ID_KEY, RequestId, Send
 logger = logging.getLogger("toolkit")
 
 
-@dataclass(slots=True, eq=False)
 class Listener:
     """An open ``subscriptions/listen`` request (modern era)."""
 
-    subscription_id: RequestId
-    filter: dict[str, Any]
-    send: Send
-    closed: asyncio.Event = field(default_factory=asyncio.Event)
+    # A plain class: a dataclass compiles its generated methods when this module is imported.
+    __slots__ = ("closed", "filter", "send", "subscription_id")
+
+    def __init__(
+        self, subscription_id: RequestId, filter: dict[str, Any], send: Send, closed: asyncio.Event | None = None
+    ) -> None:
+        self.subscription_id = subscription_id
+        self.filter = filter
+        self.send = send
+        self.closed = asyncio.Event() if closed is None else closed
 
     @property
     def tag(self) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from ._errors import RegistrationError
 from ._functions import FunctionInfo, declared_scopes, inspect_function, invoke
 from ._schema import hints
 
-_VARIABLE: Final = re.compile(r"\{([+#]?)([A-Za-z_][A-Za-z0-9_]*)(\*?)\}")
+_VARIABLE: Final = r"\{([+#]?)([A-Za-z_][A-Za-z0-9_]*)(\*?)\}"  # compiled on first use: not every server has templates
 
 
 class ResourceContents:
@@ -168,7 +168,7 @@ class ResourceTemplate(_Readable):
         self.variables: list[str] = []
         pattern = ["^"]
         position = 0
-        for match in _VARIABLE.finditer(uri_template):
+        for match in re.finditer(_VARIABLE, uri_template):
             pattern.append(re.escape(uri_template[position : match.start()]))
             operator, variable, explode = match.groups()
             self.variables.append(variable)

@@ -8,7 +8,6 @@ statelessly; a legacy request borrows them from the session ``initialize`` opene
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import _compat
@@ -31,34 +30,75 @@ if TYPE_CHECKING:
     from ._tasks import TaskRun
 
 
-@dataclass(slots=True)
 class RequestScope:
     """Everything about one request that its handler and its ``Context`` need."""
 
-    request_id: RequestId
-    method: str
-    params: dict[str, Any]
-    version: str
-    modern: bool
-    client_capabilities: dict[str, Any]
-    client_info: dict[str, Any] | None
-    send: Send
-    session: Session | None = None
-    log_level: str | None = None
-    """Lowest level to send as ``notifications/message``; ``None`` sends none."""
-    progress_token: str | int | None = None
-    answers: dict[str, Any] = field(default_factory=dict)
-    """Modern: input responses gathered over the rounds of this request."""
-    pending_inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Modern: input requests raised in this round."""
-    request_info: Any = None
-    """The transport's view of the request (e.g. the Starlette ``Request`` over HTTP)."""
-    access_token: AccessToken | None = None
-    """The caller's verified access token; ``None`` when the request carried none (stdio, no ``auth=``)."""
-    task: TaskRun | None = None
-    """The task this call runs as, if it does (``ctx.elicit`` then asks through the task)."""
-    begin: tuple[asyncio.Future[None], asyncio.Event] | None = None
-    """A call that becomes a task at ``ctx.begin_task()``: (asked for, the task exists)."""
+    # A plain class: a dataclass compiles its generated methods when this module is imported,
+    # start-up time every server pays for nothing this class needs.
+    __slots__ = (
+        "access_token",
+        "answers",
+        "begin",
+        "client_capabilities",
+        "client_info",
+        "log_level",
+        "method",
+        "modern",
+        "params",
+        "pending_inputs",
+        "progress_token",
+        "request_id",
+        "request_info",
+        "send",
+        "session",
+        "task",
+        "version",
+    )
+
+    def __init__(
+        self,
+        request_id: RequestId,
+        method: str,
+        params: dict[str, Any],
+        version: str,
+        modern: bool,
+        client_capabilities: dict[str, Any],
+        client_info: dict[str, Any] | None,
+        send: Send,
+        session: Session | None = None,
+        log_level: str | None = None,
+        progress_token: str | int | None = None,
+        answers: dict[str, Any] | None = None,
+        pending_inputs: dict[str, dict[str, Any]] | None = None,
+        request_info: Any = None,
+        access_token: AccessToken | None = None,
+        task: TaskRun | None = None,
+        begin: tuple[asyncio.Future[None], asyncio.Event] | None = None,
+    ) -> None:
+        self.request_id = request_id
+        self.method = method
+        self.params = params
+        self.version = version
+        self.modern = modern
+        self.client_capabilities = client_capabilities
+        self.client_info = client_info
+        self.send = send
+        self.session = session
+        self.log_level = log_level
+        """Lowest level to send as ``notifications/message``; ``None`` sends none."""
+        self.progress_token = progress_token
+        self.answers: dict[str, Any] = {} if answers is None else answers
+        """Modern: input responses gathered over the rounds of this request."""
+        self.pending_inputs: dict[str, dict[str, Any]] = {} if pending_inputs is None else pending_inputs
+        """Modern: input requests raised in this round."""
+        self.request_info: Any = request_info
+        """The transport's view of the request (e.g. the Starlette ``Request`` over HTTP)."""
+        self.access_token: AccessToken | None = access_token
+        """The caller's verified access token; ``None`` when the request carried none (stdio, no ``auth=``)."""
+        self.task: TaskRun | None = task
+        """The task this call runs as, if it does (``ctx.elicit`` then asks through the task)."""
+        self.begin: tuple[asyncio.Future[None], asyncio.Event] | None = begin
+        """A call that becomes a task at ``ctx.begin_task()``: (asked for, the task exists)."""
 
     @property
     def caller(self) -> str | None:

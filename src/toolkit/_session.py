@@ -12,8 +12,7 @@ import asyncio
 import itertools
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ._errors import ClientRequestError
 from ._jsonrpc import Response
@@ -86,12 +85,21 @@ class Session:
                 future.set_exception(ClientRequestError("the session ended"))
 
 
-@dataclass(slots=True)
+class Cancellable(Protocol):
+    """A running request, as ``Connection.inflight`` holds it: a task, or one running in another's."""
+
+    def cancel(self) -> Any: ...
+
+
 class Connection:
     """What a transport keeps per stdio process or per legacy HTTP session."""
 
-    session: Session = field(default_factory=Session)
-    inflight: dict[RequestId, asyncio.Task[Any]] = field(default_factory=dict)
+    # A plain class: a dataclass compiles its generated methods when this module is imported.
+    __slots__ = ("inflight", "session")
+
+    def __init__(self, session: Session | None = None, inflight: dict[RequestId, Cancellable] | None = None) -> None:
+        self.session = Session() if session is None else session
+        self.inflight: dict[RequestId, Cancellable] = {} if inflight is None else inflight
 
     def cancel(self, request_id: Any) -> None:
         task = self.inflight.get(request_id)

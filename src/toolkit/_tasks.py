@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 from . import _compat
 from ._errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, ClientRequestError, McpError, ToolError
-from ._store.tasks import MemoryTaskStore, TaskRecord, TaskStore
 from ._types import Send
 
 if TYPE_CHECKING:
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from ._scope import RequestScope
     from ._settings import Settings
     from ._store.base import Store
+    from ._store.tasks import TaskRecord, TaskStore
     from ._tools import Tool
 
 logger = logging.getLogger("toolkit")
@@ -192,17 +192,32 @@ class Tasks:
     def __init__(self, settings: Settings, registry: Registry) -> None:
         self.settings = settings
         self.registry = registry
-        self.store: TaskStore = MemoryTaskStore()
+        self._store: TaskStore | None = None
+        self._shared: Store | None = None
         self.replica = "local"
         self._bus: Store | None = None
         self._runs: dict[str, TaskRun] = {}
         self._ended: dict[str, asyncio.Event] = {}
 
+    @property
+    def store(self) -> TaskStore:
+        """Where the tasks are kept: the attached store's, or this process's (made on first use,
+        so that a server with no task tools never loads the task store)."""
+        if self._store is None:
+            if self._shared is not None:
+                self._store = self._shared.tasks()
+            else:
+                from ._store.tasks import MemoryTaskStore  # noqa: PLC0415 - on first use
+
+                self._store = MemoryTaskStore()
+        return self._store
+
     # --- replicas ---------------------------------------------------------------------------------
 
     def attach(self, store: Store) -> None:
         """Keep tasks in a shared store, so that every replica answers for them."""
-        self.store = store.tasks()
+        self._shared = store
+        self._store = None
         self.replica = store.replica
         self._bus = store
 
@@ -317,6 +332,8 @@ class Tasks:
                 f"Invalid Request: {limit} tasks of this caller are running already (max_running_tasks); "
                 "wait for one to end, or cancel one",
             )
+        from ._store.tasks import TaskRecord  # noqa: PLC0415 - on first use (see store)
+
         record = TaskRecord(
             id=str(uuid.uuid4()),
             owner=owner,

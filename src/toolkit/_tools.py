@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import collections.abc
+import inspect
 import logging
 import re
 import typing
@@ -113,6 +114,7 @@ class ToolOptions(TypedDict, total=False):
     scopes: Iterable[str] | None
     task: TaskSupport
     task_start: Literal["call", "begin_task"]
+    blocking: bool
 
 
 class Tool:
@@ -166,6 +168,14 @@ class Tool:
                 "(the task begins when it awaits ctx.begin_task())"
             )
         self.task_start = task_start
+        blocking = options.get("blocking")
+        if blocking is not None and info.is_async:
+            raise ValueError(
+                f"tool {self.name!r}: blocking= is for a plain def function (blocking=False runs it on the "
+                "event loop instead of a worker thread); an async def already runs on the event loop"
+            )
+        self.inline = blocking is False
+        """A plain function that never blocks (``blocking=False``): called on the event loop, no thread."""
         """OAuth scopes a caller's access token must grant to see and call this tool."""
         input_schema, root_param = options.get("input_schema"), options.get("root_param")
         output_schema, structured_output = options.get("output_schema"), options.get("structured_output")
@@ -348,7 +358,11 @@ class Tool:
         if self.info.context_param is not None:
             kwargs[self.info.context_param] = context
         try:
-            if self.timeout is None:
+            if self.inline:
+                value = self.info.fn(**kwargs)
+                if inspect.isawaitable(value):
+                    value = await value
+            elif self.timeout is None:
                 value = await invoke(self.info, kwargs)
             else:
                 async with asyncio.timeout(self.timeout):
@@ -463,7 +477,7 @@ async def normalize_arguments(arguments: dict[str, Any], limit: int) -> int:
     return seen
 
 
-_TOKEN: Final = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_TOKEN: Final = r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$"  # compiled on first use: few tools have headers
 _HEADER_TYPES: Final = frozenset({"string", "integer", "boolean"})
 _HEADER_KEY: Final = "x-mcp-header"
 
@@ -490,7 +504,7 @@ def header_params(schema: Mapping[str, Any], what: str) -> dict[str, tuple[str, 
             where = ".".join(path) or "(root)"
             if not reachable or not path:
                 raise SchemaError(f"{what}: x-mcp-header on {where} is not reachable through 'properties' alone")
-            if not isinstance(name, str) or not _TOKEN.match(name):
+            if not isinstance(name, str) or not re.match(_TOKEN, name):
                 raise SchemaError(f"{what}: x-mcp-header {name!r} on {where} is not a valid HTTP header name token")
             if node.get("type") not in _HEADER_TYPES:
                 raise SchemaError(f"{what}: x-mcp-header on {where} needs a string, integer or boolean property")

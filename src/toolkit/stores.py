@@ -10,8 +10,9 @@ docs/deployment.md.
 """
 
 from ._errors import StoreUnavailable
-from ._store.base import MemoryStore, SessionRecord, Store
+from ._store.base import MemoryStore, Store
 from ._store.redis import RedisEventStore, RedisStore
+from ._store.sessions import SessionRecord
 from ._store.tasks import MemoryTaskStore, TaskRecord, TaskStore
 
 __all__ = [

@@ -6,14 +6,33 @@ import inspect
 import re
 from typing import Final
 
-_GOOGLE_HEADERS: Final = re.compile(r"^(Args|Arguments|Parameters|Params)\s*:\s*$")
-_NUMPY_HEADER: Final = re.compile(r"^(Parameters|Params|Arguments)\s*$")
-_NUMPY_RULE: Final = re.compile(r"^-{3,}\s*$")
-_SECTION: Final = re.compile(
-    r"^(Returns?|Yields?|Raises?|Examples?|Notes?|See Also|Warnings?|References|Attributes|Other Parameters)\s*:?\s*$"
+# Section headers are whole lines, told apart with set lookups rather than regular expressions
+# (compiled at import, those would cost every server's start-up): Google's "Args:", NumPy's
+# "Parameters" over a "----------" rule, and the other sections, which end the summary.
+_GOOGLE_HEADERS: Final = frozenset({"Args", "Arguments", "Parameters", "Params"})
+_NUMPY_HEADERS: Final = frozenset({"Parameters", "Params", "Arguments"})
+_SECTIONS: Final = frozenset(
+    {"Return", "Returns", "Yield", "Yields", "Raise", "Raises", "Example", "Examples", "Note", "Notes", "See Also"}
+    | {"Warning", "Warnings", "References", "Attributes", "Other Parameters"}
 )
-_GOOGLE_ITEM: Final = re.compile(r"^(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
-_NUMPY_ITEM: Final = re.compile(r"^(\*{0,2}\w+)\s*(:.*)?$")
+# Item patterns, compiled on first use (``re`` keeps them): only a parameter section needs them.
+_GOOGLE_ITEM: Final = r"^(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$"
+_NUMPY_ITEM: Final = r"^(\*{0,2}\w+)\s*(:.*)?$"
+
+
+def _google_header(stripped: str) -> bool:
+    """``Args:`` (space before the colon allowed); ``stripped`` is a line without its outer whitespace."""
+    return stripped.endswith(":") and stripped[:-1].rstrip() in _GOOGLE_HEADERS
+
+
+def _section(stripped: str) -> bool:
+    """``Returns``, ``Raises:``...: a section that is not about the parameters."""
+    return stripped.removesuffix(":").rstrip() in _SECTIONS
+
+
+def _numpy_rule(stripped: str) -> bool:
+    """The ``----------`` under a NumPy section header (three dashes at least)."""
+    return len(stripped) >= 3 and not stripped.strip("-")
 
 
 class Docstring:
@@ -42,7 +61,7 @@ def parse_docstring(doc: str | None) -> Docstring:
 
 def _is_section_start(lines: list[str], line: str) -> bool:
     stripped = line.strip()
-    return bool(_GOOGLE_HEADERS.match(stripped) or _SECTION.match(stripped))
+    return _google_header(stripped) or _section(stripped)
 
 
 def _indent(line: str) -> int:
@@ -53,7 +72,7 @@ def _google_params(lines: list[str]) -> dict[str, str]:
     params: dict[str, str] = {}
     index = 0
     while index < len(lines):
-        if _GOOGLE_HEADERS.match(lines[index].strip()):
+        if _google_header(lines[index].strip()):
             header_indent = _indent(lines[index])
             index += 1
             item_indent: int | None = None
@@ -65,7 +84,7 @@ def _google_params(lines: list[str]) -> dict[str, str]:
                 if line.strip():
                     if item_indent is None:
                         item_indent = _indent(line)
-                    match = _GOOGLE_ITEM.match(line.strip())
+                    match = re.match(_GOOGLE_ITEM, line.strip())
                     if _indent(line) == item_indent and match:
                         current = match.group(1).lstrip("*")
                         params[current] = match.group(3).strip()
@@ -80,17 +99,17 @@ def _google_params(lines: list[str]) -> dict[str, str]:
 def _numpy_params(lines: list[str]) -> dict[str, str]:
     params: dict[str, str] = {}
     for index in range(len(lines) - 1):
-        if _NUMPY_HEADER.match(lines[index].strip()) and _NUMPY_RULE.match(lines[index + 1].strip()):
+        if lines[index].strip() in _NUMPY_HEADERS and _numpy_rule(lines[index + 1].strip()):
             base = _indent(lines[index])
             current: str | None = None
             cursor = index + 2
             while cursor < len(lines):
                 line = lines[cursor]
                 stripped = line.strip()
-                if cursor + 1 < len(lines) and _NUMPY_RULE.match(lines[cursor + 1].strip()) and stripped:
+                if cursor + 1 < len(lines) and _numpy_rule(lines[cursor + 1].strip()) and stripped:
                     break  # the next section's header
                 if stripped and _indent(line) == base:
-                    match = _NUMPY_ITEM.match(stripped)
+                    match = re.match(_NUMPY_ITEM, stripped)
                     current = match.group(1).lstrip("*") if match else None
                     if current is not None:
                         params[current] = ""

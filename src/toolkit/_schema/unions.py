@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -45,6 +44,8 @@ def _value_key(value: Any) -> tuple[str, Any]:
         return ("number", float(value) if math.isfinite(value) else repr(value))
     if isinstance(value, str):
         return ("string", value)
+    import json  # noqa: PLC0415 - only an array or object const/enum needs it: no start-up cost
+
     return ("json", json.dumps(value, sort_keys=True, separators=(",", ":")))
 
 

@@ -8,7 +8,8 @@ events of resumable SSE streams, a bus that carries what one replica must tell t
 notification), the liveness of each replica, the secret that seals ``requestState``, and tasks (``tasks.py``).
 
 ``MemoryStore`` keeps all of it in this process (one replica: ``toolkit run`` without
-``--store``, the default). ``RedisStore`` (``toolkit._store.redis``) keeps it in Redis.
+``--store``, the default). ``RedisStore`` (``toolkit._store.redis``) keeps it in Redis. A session
+is a ``SessionRecord`` (``sessions.py``).
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import secrets
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from .._events import EventStore
-from .tasks import MemoryTaskStore, TaskStore
+if TYPE_CHECKING:
+    from .._events import EventStore
+    from .sessions import SessionRecord as SessionRecord  # noqa: PLC0414 - re-exported: see __getattr__
+    from .tasks import TaskStore
 
 logger = logging.getLogger("toolkit")
 
@@ -34,21 +36,6 @@ OnMessage = Callable[[BusMessage], None]
 
 GET_STREAM_CLAIM_SECONDS: Final = 15.0
 """How long a replica's claim on a session's ``GET`` stream lasts unless it is refreshed."""
-
-
-@dataclass(slots=True)
-class SessionRecord:
-    """A legacy session as every replica sees it."""
-
-    id: str
-    version: str
-    client_capabilities: dict[str, Any] = field(default_factory=dict)
-    client_info: dict[str, Any] = field(default_factory=dict)
-    log_level: str = "debug"
-    initialized: bool = False
-    subscriptions: set[str] = field(default_factory=set)
-    caller: str | None = None
-    """Who opened the session (the access token's subject); only they may use it."""
 
 
 class Store(ABC):
@@ -91,6 +78,8 @@ class Store(ABC):
     def tasks(self) -> TaskStore:
         """Where this store keeps tasks (in this process unless the store says otherwise)."""
         if self._task_store is None:
+            from .tasks import MemoryTaskStore  # noqa: PLC0415 - on first use: most servers have no task tools
+
             self._task_store = MemoryTaskStore()
         return self._task_store
 
@@ -150,10 +139,12 @@ class Store(ABC):
         return replica == self.replica
 
 
-@dataclass(slots=True)
 class _Held:
-    record: SessionRecord
-    expires: float
+    __slots__ = ("expires", "record")
+
+    def __init__(self, record: SessionRecord, expires: float) -> None:
+        self.record = record
+        self.expires = expires
 
 
 class MemoryStore(Store):
@@ -248,3 +239,12 @@ class MemoryStore(Store):
 def _copy(record: SessionRecord) -> SessionRecord:
     """What a store hands out is the caller's to change; what it keeps changes only through its methods."""
     return dataclasses.replace(record, subscriptions=set(record.subscriptions))
+
+
+def __getattr__(name: str) -> Any:
+    # SessionRecord, which the store interface names, is imported on first use (see sessions.py).
+    if name == "SessionRecord":
+        from .sessions import SessionRecord  # noqa: PLC0415
+
+        return SessionRecord
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,7 +24,7 @@ from typing import Any, Final
 from .._errors import INVALID_REQUEST
 from .._jsonrpc import Notification, Reply, Request, Response, encode, error_reply, parse
 from .._session import Connection
-from .base import EngineFacing, Lifecycle, Running
+from .base import EngineFacing, Lifecycle, Running, settle_allocator
 
 logger = logging.getLogger("toolkit")
 
@@ -292,5 +292,6 @@ async def serve_stdio(
 
 
 def run_stdio(engine: EngineFacing, **options: Any) -> None:
+    settle_allocator()
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve_stdio(engine, **options))

@@ -480,7 +480,7 @@ def create_app(endpoint: McpEndpoint, *, path: str = "/mcp") -> McpApp:
         methods = ["GET", "HEAD", "OPTIONS"]
         routes.append(Route(WELL_KNOWN + path.rstrip("/"), endpoint=metadata, methods=methods))
         routes.append(Route(WELL_KNOWN, endpoint=metadata, methods=methods))
-    app = McpApp(routes=routes, lifespan=endpoint.lifespan)
+    app = McpApp(routes=routes, lifespan=endpoint.lifespan, path=path)
     app.state.mcp = endpoint
     return app
 
@@ -492,6 +492,25 @@ class McpApp(Starlette):
     outermost app's): give the host app ``lifespan=mcp_app.lifespan``, or enter it from the
     host's own lifespan with ``async with mcp_app.lifespan(app): ...``.
     """
+
+    def __init__(self, *args: Any, path: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # The MCP endpoint's own requests skip Starlette's router and its default middleware
+        # (neither does anything for them: the endpoint answers every method and error itself),
+        # unless the app was given middleware of its own or is mounted (a root path).
+        if (
+            scope["type"] == "http"
+            and scope["path"] == self._path
+            and not scope.get("root_path")
+            and not self.user_middleware
+        ):
+            scope["app"] = self
+            await self.state.mcp(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
 
     @property
     def endpoint(self) -> McpEndpoint:

@@ -19,6 +19,7 @@ import uvicorn
 from starlette.applications import Starlette
 
 from ..._mrtr import STATE_SECRET_ENV
+from ..base import settle_allocator
 from .app import McpEndpoint
 
 logger = logging.getLogger("toolkit")
@@ -49,6 +50,7 @@ def serve_app(
         lifespan="on",
         timeout_graceful_shutdown=math.ceil(endpoint.shutdown_grace) + 2,
     )
+    settle_allocator()
     GracefulServer(config, endpoint).run()
 
 

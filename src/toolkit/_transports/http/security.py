@@ -85,7 +85,8 @@ def decode_header_value(value: str) -> str | None:
             return base64.b64decode(encoded, validate=True).decode("utf-8")
         except (binascii.Error, UnicodeDecodeError):
             return None
-    if any((ord(character) < 0x20 and character != "\t") or ord(character) > 0x7E for character in value):
+    # Visible ASCII, spaces and tabs only (the tab is the one control character allowed).
+    if not (value.isascii() and value.replace("\t", " ").isprintable()):
         return None
     return value
 

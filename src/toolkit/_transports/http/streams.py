@@ -14,10 +14,9 @@ cancelled the request and no response is owed).
 from __future__ import annotations
 
 import asyncio
-import enum
 import logging
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -26,9 +25,9 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from ..._errors import INVALID_REQUEST, ClientRequestError, StoreUnavailable
 from ..._events import EventStore
 from ..._jsonrpc import Reply, Request, encode
-from ..._session import Connection
+from ..._session import Cancellable, Connection
 from ..._types import RequestId
-from ..base import Lifecycle
+from ..base import Here, Lifecycle
 from .asgi import RequestInfo, respond, respond_error, wait_disconnect
 from .sessions import HttpSession
 
@@ -63,32 +62,48 @@ class Done:
 Item = Event | Done
 
 
-class Waiting(enum.Enum):
-    WAITING = "waiting"
-
-
-WAITING: Final = Waiting.WAITING
-"""The request has produced nothing yet (``Responder._first`` with ``patience``)."""
-
-
 class RequestStream:
-    """The queue between one running request and the HTTP response that carries what it sends."""
+    """The queue between one running request and the HTTP response that carries what it sends.
+
+    Until a stream carries them (``carried``), the request's end is kept aside (``ended``) for a
+    plain JSON answer; the queue and the close event exist only once something needs them.
+    """
 
     def __init__(self, *, streaming: bool, session: HttpSession | None) -> None:
-        self.queue: asyncio.Queue[Item] = asyncio.Queue()
-        self.arrived: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue: asyncio.Queue[Item] | None = None
+        self._close_requested: asyncio.Event | None = None
         self.streaming = streaming
         self.session = session
         self.unheard = False
         """Set once a legacy client left with no way to resume: what the request sends is dropped."""
-        self.close_requested = asyncio.Event()
+        self.carried = False
+        """Set once an SSE stream carries what the request sends: its end goes on the queue too."""
+        self.ended: Done | None = None
+        self.on_event: Callable[[], None] | None = None
+        """Called once, when the first message sent before the response arrives (it opens the stream)."""
+
+    @property
+    def queue(self) -> asyncio.Queue[Item]:
+        if self._queue is None:
+            self._queue = asyncio.Queue()
+        return self._queue
+
+    @property
+    def close_requested(self) -> asyncio.Event:
+        if self._close_requested is None:
+            self._close_requested = asyncio.Event()
+        return self._close_requested
 
     def put(self, item: Item) -> None:
         if self.unheard:
             return
+        if isinstance(item, Done) and not self.carried:
+            self.ended = item
+            return
         self.queue.put_nowait(item)
-        if not self.arrived.done():
-            self.arrived.set_result(None)
+        if self.on_event is not None:
+            on_event, self.on_event = self.on_event, None
+            on_event()
 
     async def deliver(self, message: dict[str, Any]) -> None:
         """The request's ``send``: onto this stream, or (JSON-only mode) to the session's GET stream."""
@@ -141,6 +156,7 @@ class Responder:
         self.retry_ms = retry_ms
         self.sse_ping_seconds = sse_ping_seconds
         self.stateless_inflight = 0
+        self.slow = _SlowWatch()
 
     async def answer(
         self,
@@ -156,71 +172,50 @@ class Responder:
         modern: bool | None = None,
         access_token: AccessToken | None = None,
     ) -> None:
-        """Run ``request`` and answer it on this HTTP exchange."""
+        """Run ``request`` and answer it on this HTTP exchange.
+
+        The request runs in this task, the one serving the exchange: no task of its own and no
+        hand-over, so a request that answers at once costs no more than its own work. Its answer
+        is plain JSON, unless it sends something first or (a resumable legacy stream) runs longer
+        than ``RESUMABLE_AFTER``: then a task of the exchange's opens the SSE stream and carries
+        what the request sends, the response last, while the request runs on here.
+        """
         connection = connection if connection is not None else (session.connection if session is not None else None)
         if not await self._admit(request, session, connection, send, sse):
             return
         # A listen request is a stream by nature, even in JSON-response mode.
         streaming = request.method == "subscriptions/listen" or (sse and not self.json_response)
         stream = RequestStream(streaming=streaming, session=session)
-        stream_id = secrets.token_hex(8) if resumable and streaming and session is not None else None
-        info = RequestInfo(scope, stream.close)
-        task = self.lifecycle.start(
-            request,
-            connection,
-            stream.deliver,
-            stream.finish,
-            request_info=info,
-            modern=modern,
-            access_token=access_token,
-        )
+        resume = (secrets.token_hex(8), request.id) if resumable and streaming and session is not None else None
+        task = asyncio.current_task()
+        assert task is not None
+        here = Here(task)
+        exchange = _Exchange(self, scope, receive, send, stream, here, resume, modern=modern is True)
         if session is None:
             self.stateless_inflight += 1
-            task.add_done_callback(self._stateless_done)
-        if stream_id is not None:
-            await self._resumable(request, scope, receive, send, stream, task, stream_id)
-            return
-        first = await self._first(stream, receive, task, cancel=modern is True)
-        if first is None or first is WAITING:
-            stream.unheard = True
-            return  # the client went away: the request was cancelled (modern) or runs on unheard
-        if isinstance(first, Done):
-            if first.reply is None:  # cancelled by notifications/cancelled: nothing to answer
-                await respond(send, 204)
-            else:
-                await respond(send, first.reply.status, first.reply.body)
-            return
-        await self._sse(scope, receive, send, stream, task, None, first=first, modern=modern is True)
-        if not task.done() and modern is not True:
-            stream.unheard = True
-
-    async def _resumable(
-        self,
-        request: Request,
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-        stream: RequestStream,
-        task: asyncio.Task[Any],
-        stream_id: str,
-    ) -> None:
-        """Answer with plain JSON if the request ends quickly; else with a stream a client can resume.
-
-        A request that sends something first, or runs longer than ``RESUMABLE_AFTER``, gets an
-        SSE stream whose every event is stored (a priming event first, to resume from).
-        """
-        first = await self._first(stream, receive, task, cancel=False, patience=RESUMABLE_AFTER)
-        if first is None:
-            stream.unheard = True  # the client went away before a stream it could resume existed
-            return
-        if isinstance(first, Done):
-            if first.reply is None:
-                await respond(send, 204)
-            else:
-                await respond(send, first.reply.status, first.reply.body)
-            return
-        opening = first if isinstance(first, Event) else None
-        await self._sse(scope, receive, send, stream, task, (stream_id, request.id), first=opening, modern=False)
+        try:
+            await self.lifecycle.run_here(
+                request,
+                connection,
+                stream.deliver,
+                stream.finish,
+                here,
+                request_info=RequestInfo(scope, stream.close),
+                modern=modern,
+                access_token=access_token,
+            )
+        except asyncio.CancelledError:
+            # Cancelled as a request (the client's notifications/cancelled or disconnect, its
+            # session's end, the shutdown): the answer owed, if any, is in the stream. Any other
+            # cancellation is the exchange's own, and goes on up.
+            if not (here.cancelled or self.lifecycle.stopping):
+                exchange.abandon()
+                raise
+            task.uncancel()
+        finally:
+            if session is None:
+                self.stateless_inflight -= 1
+        await exchange.respond()
 
     async def _admit(
         self, request: Request, session: HttpSession | None, connection: Connection | None, send: Send, sse: bool
@@ -237,64 +232,18 @@ class Responder:
             return False
         return True
 
-    def _stateless_done(self, task: asyncio.Task[Any]) -> None:
-        self.stateless_inflight -= 1
-
-    async def _first(
-        self,
-        stream: RequestStream,
-        receive: Receive,
-        task: asyncio.Task[Any],
-        *,
-        cancel: bool,
-        patience: float | None = None,
-    ) -> Item | Waiting | None:
-        """The first thing the request produces, or None if the client disconnected first.
-
-        With ``patience``, ``WAITING`` once that many seconds passed with nothing produced.
-
-        On a disconnect the request is cancelled when ``cancel`` (2026-07-28: a disconnect
-        MUST be treated as cancellation); otherwise it runs to its end unheard (2025-11-25:
-        disconnection SHOULD NOT be taken as cancellation). Watching for a disconnect costs a
-        task per request; most requests finish within milliseconds, so the watch starts only
-        once a request has taken ``WATCH_AFTER``.
-        """
-        if stream.queue.empty():
-            loop = asyncio.get_running_loop()
-            watchers: list[asyncio.Task[None]] = []
-            timer = loop.call_later(
-                WATCH_AFTER, lambda: watchers.append(loop.create_task(_settle_on_disconnect(receive, stream.arrived)))
-            )
-            try:
-                if patience is None:
-                    await stream.arrived
-                else:
-                    done, _ = await asyncio.wait((stream.arrived,), timeout=patience)
-                    if not done:
-                        return WAITING
-            finally:
-                timer.cancel()
-                for watcher in watchers:
-                    watcher.cancel()
-            if stream.queue.empty():  # the client went away first
-                if cancel:
-                    task.cancel()
-                return None
-        return stream.queue.get_nowait()
-
     async def _sse(
         self,
         scope: Scope,
         receive: Receive,
         send: Send,
         stream: RequestStream,
-        task: asyncio.Task[Any],
+        request: Cancellable,
         resumable: tuple[str, RequestId] | None,
         *,
-        first: Item | None,
         modern: bool,
     ) -> None:
-        events = self._events(stream, task, resumable, first, modern)
+        events = self._events(stream, request, resumable, modern)
         # At shutdown sse-starlette would end the stream at once; a request's stream ends by
         # itself with its response, so it gets the grace period to get there.
         grace = self.lifecycle.shutdown_grace
@@ -306,9 +255,8 @@ class Responder:
     async def _events(
         self,
         stream: RequestStream,
-        task: asyncio.Task[Any],
+        request: Cancellable,
         resumable: tuple[str, RequestId] | None,
-        first: Item | None,
         modern: bool,
     ) -> AsyncIterator[ServerSentEvent]:
         store = self.event_store if resumable is not None else None
@@ -319,12 +267,10 @@ class Responder:
                 assert stream.session is not None
                 priming = await store.open(resumable[0], session_id=stream.session.id, request_id=resumable[1])
                 yield ServerSentEvent(data="", id=priming, retry=self.retry_ms)
-            item = first
             while True:
+                item = await stream.next_or_close()
                 if item is None:
-                    item = await stream.next_or_close()
-                    if item is None:
-                        return  # the handler asked the client to reconnect; the request goes on
+                    return  # the handler asked the client to reconnect; the request goes on
                 data = item.data if isinstance(item, Event) else item.reply.body if item.reply is not None else None
                 event_id = None
                 if isinstance(item, Done):
@@ -337,13 +283,12 @@ class Responder:
                 if store is not None and stream_id is not None:
                     event_id = await store.append(stream_id, item.data)
                 yield ServerSentEvent(data=item.data.decode(), id=event_id, event="message")
-                item = None
         finally:
             if not finished:
                 if store is not None and stream_id is not None:
                     self._keep_storing(stream, store, stream_id)
                 elif modern:
-                    task.cancel()  # 2026-07-28: a disconnect is the request's cancellation
+                    request.cancel()  # 2026-07-28: a disconnect is the request's cancellation
                 # else (2025-11-25): a disconnect SHOULD NOT cancel; the request runs on and
                 # what it still sends has no reader (the queue is dropped with the stream)
 
@@ -365,7 +310,127 @@ class Responder:
         self.lifecycle.track(asyncio.create_task(drain()))
 
 
-async def _settle_on_disconnect(receive: Receive, arrived: asyncio.Future[None]) -> None:
-    await wait_disconnect(receive)
-    if not arrived.done():
-        arrived.set_result(None)
+class _Exchange:
+    """How one HTTP exchange answers the request running in it: the timers, the disconnect
+    watch, and the SSE stream once one is needed (``Responder.answer``)."""
+
+    def __init__(
+        self,
+        responder: Responder,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        stream: RequestStream,
+        here: Here,
+        resume: tuple[str, RequestId] | None,
+        *,
+        modern: bool,
+    ) -> None:
+        self.responder = responder
+        self.scope = scope
+        self.receive = receive
+        self.send = send
+        self.stream = stream
+        self.here = here
+        self.resume = resume
+        self.modern = modern
+        self.pump: asyncio.Task[None] | None = None
+        self.watcher: asyncio.Task[None] | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        stream.on_event = self.open_stream
+        responder.slow.add(self)
+
+    def watch(self) -> None:
+        """The request has run ``WATCH_AFTER``: watch for its client leaving (and, resumable, open
+        its stream at ``RESUMABLE_AFTER``)."""
+        if self.pump is not None or self.here.finished:
+            return
+        loop = asyncio.get_running_loop()
+        self.watcher = loop.create_task(self._until_disconnect())
+        if self.resume is not None:
+            self.timer = loop.call_later(RESUMABLE_AFTER - WATCH_AFTER, self.open_stream)
+
+    async def _until_disconnect(self) -> None:
+        """The client went away before anything was sent: nobody hears the request any more
+        (2025-11-25: it runs on, as disconnection SHOULD NOT cancel), or it is cancelled
+        (2026-07-28: a disconnect MUST be taken as cancellation)."""
+        await wait_disconnect(self.receive)
+        self.stream.unheard = True
+        if self.modern:
+            self.here.cancel()
+
+    def open_stream(self) -> None:
+        """Answer with an SSE stream, from a task of its own, while the request runs on."""
+        if self.pump is not None or self.here.finished or self.stream.unheard:
+            return
+        self._stop_watching()  # the stream watches the connection itself
+        self.stream.carried = True
+        self.stream.on_event = None
+        self.pump = asyncio.get_running_loop().create_task(self._carry())
+
+    async def _carry(self) -> None:
+        await self.responder._sse(
+            self.scope, self.receive, self.send, self.stream, self.here, self.resume, modern=self.modern
+        )
+        if self.resume is None and not self.here.finished and not self.modern:
+            self.stream.unheard = True  # 2025-11-25: the request runs on; what it sends has no reader
+
+    def _stop_watching(self) -> None:
+        self.responder.slow.discard(self)
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.watcher is not None:
+            self.watcher.cancel()
+            self.watcher = None
+
+    def abandon(self) -> None:
+        """The exchange itself was cancelled: stop everything it started."""
+        self._stop_watching()
+        if self.pump is not None:
+            self.pump.cancel()
+
+    async def respond(self) -> None:
+        """Send the answer once the request has ended: the stream's end, or plain JSON."""
+        self._stop_watching()
+        if self.pump is not None:
+            await self.pump  # it sends the rest, the response last
+            return
+        item = self.stream.ended
+        if item is None:
+            return  # the client went away: nobody to answer
+        if item.reply is None:  # cancelled by notifications/cancelled: nothing to answer
+            await respond(self.send, 204)
+        else:
+            await respond(self.send, item.reply.status, item.reply.body)
+
+
+class _SlowWatch:
+    """Calls ``watch()`` on the exchanges still running ``WATCH_AFTER`` after they started.
+
+    Most requests answer within milliseconds, so a timer each would be work thrown away: one
+    timer ticks every ``WATCH_AFTER`` while exchanges run, and an exchange is watched on the
+    second tick after it started (between one and two ``WATCH_AFTER`` in).
+    """
+
+    def __init__(self) -> None:
+        self.new: dict[_Exchange, None] = {}
+        self.due: dict[_Exchange, None] = {}
+        self.timer: asyncio.TimerHandle | None = None
+
+    def add(self, exchange: _Exchange) -> None:
+        self.new[exchange] = None
+        if self.timer is None:
+            self.timer = asyncio.get_running_loop().call_later(WATCH_AFTER, self._tick)
+
+    def discard(self, exchange: _Exchange) -> None:
+        if exchange in self.new:
+            del self.new[exchange]
+        else:
+            self.due.pop(exchange, None)
+
+    def _tick(self) -> None:
+        due, self.due, self.new = self.due, self.new, {}
+        for exchange in due:
+            exchange.watch()
+        self.timer = asyncio.get_running_loop().call_later(WATCH_AFTER, self._tick) if self.due else None

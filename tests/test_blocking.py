@@ -1,0 +1,101 @@
+"""``blocking=``: where a plain ``def`` tool runs.
+
+By default a plain function runs in a worker thread, so a blocking call in it holds up no other
+request; ``blocking=False`` says it never blocks, and it is called on the event loop instead (no
+thread hand-over). In-process through ``toolkit.testing.Client`` and over real HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+from tests.http_support import Legacy, Modern, ServeHttp
+
+from toolkit import Server, ToolError
+from toolkit.testing import Client
+
+
+def make_server(seen: dict[str, int]) -> Server:
+    server = Server("blocking-tests", version="1.0.0")
+
+    @server.tool
+    def in_thread() -> int:
+        """Record the thread it ran in."""
+        seen["in_thread"] = threading.get_ident()
+        return 1
+
+    @server.tool(blocking=False)
+    def on_loop(n: int) -> list[int]:
+        """Record the thread it ran in; return 0..n-1."""
+        seen["on_loop"] = threading.get_ident()
+        return list(range(n))
+
+    @server.tool(blocking=False)
+    def refuses() -> str:
+        """Fail as a tool."""
+        raise ToolError("no, thanks")
+
+    @server.tool
+    def sleeps(seconds: float) -> str:
+        """Block its thread."""
+        time.sleep(seconds)
+        return "slept"
+
+    return server
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+async def test_a_non_blocking_def_runs_on_the_event_loop_and_a_default_one_in_a_thread(version: str) -> None:
+    seen: dict[str, int] = {}
+    async with Client(make_server(seen), protocol_version=version) as client:
+        loop_thread = threading.get_ident()
+        on_loop = await client.call_tool("on_loop", {"n": 3})
+        in_thread = await client.call_tool("in_thread", {})
+        arguments_wrong = await client.call_tool("on_loop", {"n": "three"})
+        refused = await client.call_tool("refuses", {})
+    assert seen["on_loop"] == loop_thread
+    assert seen["in_thread"] != loop_thread
+    structured = on_loop["structuredContent"]
+    assert structured == ([0, 1, 2] if version == "2026-07-28" else {"result": [0, 1, 2]})
+    assert in_thread["content"][0]["text"] == "1"
+    # Arguments are validated and errors answered exactly as for any tool.
+    assert arguments_wrong["isError"] is True
+    assert "n" in arguments_wrong["content"][0]["text"]
+    assert refused["isError"] is True
+    assert refused["content"][0]["text"] == "no, thanks"
+
+
+def test_blocking_is_refused_for_an_async_function_naming_it() -> None:
+    server = Server("blocking-tests")
+
+    async def already_async() -> int:
+        return 1
+
+    with pytest.raises(ValueError, match=r"tool 'already_async': blocking= is for a plain def function"):
+        server.add_tool(already_async, blocking=False)
+
+
+async def test_a_default_def_still_does_not_hold_up_other_requests(mcp_http: ServeHttp) -> None:
+    seen: dict[str, int] = {}
+    http = await mcp_http(make_server(seen))
+    modern = Modern(http)
+    slow = asyncio.create_task(modern.call_tool("sleeps", {"seconds": 1.0}))
+    await asyncio.sleep(0.1)
+    quick = await modern.call_tool("on_loop", {"n": 2})
+    # Proved by order: the quick call was answered while the blocking one still ran.
+    assert not slow.done(), "a call waited for a blocking tool in another request"
+    assert quick.result["structuredContent"] == [0, 1]
+    assert (await slow).result["content"][0]["text"] == "slept"
+
+
+async def test_a_non_blocking_def_over_http_in_both_eras(mcp_http: ServeHttp) -> None:
+    seen: dict[str, int] = {}
+    http = await mcp_http(make_server(seen))
+    modern = await Modern(http).call_tool("on_loop", {"n": 2})
+    legacy = await (await Legacy(http).open()).call_tool("on_loop", {"n": 2})
+    assert modern.content_type == "application/json"
+    assert modern.result["structuredContent"] == [0, 1]
+    assert legacy.result["structuredContent"] == {"result": [0, 1]}
