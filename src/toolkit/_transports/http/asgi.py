@@ -28,8 +28,14 @@ async def respond_error(
 
 def header_map(scope: Scope) -> dict[str, str]:
     """Lower-case header names to values; repeated headers joined with ", " (RFC 9110 §5.3)."""
-    headers: dict[str, str] = {}
-    for name, value in scope["headers"]:
+    raw = scope["headers"]
+    if not isinstance(raw, list | tuple):  # ASGI allows any iterable
+        raw = list(raw)
+    headers = {name.decode("latin-1").lower(): value.decode("latin-1").strip() for name, value in raw}
+    if len(headers) == len(raw):
+        return headers  # no name repeated: the common case, in one pass
+    headers = {}
+    for name, value in raw:
         key = name.decode("latin-1").lower()
         text = value.decode("latin-1").strip()
         headers[key] = f"{headers[key]}, {text}" if key in headers else text

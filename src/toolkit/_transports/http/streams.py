@@ -186,7 +186,8 @@ class Responder:
         # A listen request is a stream by nature, even in JSON-response mode.
         streaming = request.method == "subscriptions/listen" or (sse and not self.json_response)
         stream = RequestStream(streaming=streaming, session=session)
-        resume = (secrets.token_hex(8), request.id) if resumable and streaming and session is not None else None
+        # A resumable stream's id is drawn only if the answer becomes a stream (``_Exchange._carry``).
+        resume = request.id if resumable and streaming and session is not None else None
         task = asyncio.current_task()
         assert task is not None
         here = Here(task)
@@ -322,7 +323,7 @@ class _Exchange:
         send: Send,
         stream: RequestStream,
         here: Here,
-        resume: tuple[str, RequestId] | None,
+        resume: RequestId | None,
         *,
         modern: bool,
     ) -> None:
@@ -369,8 +370,9 @@ class _Exchange:
         self.pump = asyncio.get_running_loop().create_task(self._carry())
 
     async def _carry(self) -> None:
+        resumable = (secrets.token_hex(8), self.resume) if self.resume is not None else None
         await self.responder._sse(
-            self.scope, self.receive, self.send, self.stream, self.here, self.resume, modern=self.modern
+            self.scope, self.receive, self.send, self.stream, self.here, resumable, modern=self.modern
         )
         if self.resume is None and not self.here.finished and not self.modern:
             self.stream.unheard = True  # 2025-11-25: the request runs on; what it sends has no reader
