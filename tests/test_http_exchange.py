@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import httpx
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from tests.http_support import Legacy, Modern, ServeHttp
 from tests.support.waiting import hang_until_cancelled
 
-from toolkit import Context, Server
+from toolkit import Context, EventStore, Server
 
 Scope = dict[str, Any]
 
@@ -141,3 +142,49 @@ async def test_a_client_cancellation_is_answered_and_the_next_request_is_served(
     assert not ended.messages or all("result" not in m for m in ended.messages), "a cancelled request gets no result"
     again = await legacy.call_tool("at_once", {})
     assert again.result["structuredContent"] == {"result": [1, 2, 3]}
+
+
+def test_a_slow_legacy_request_becomes_a_resumable_stream_on_a_second_event_loop() -> None:
+    """The one timer that watches slow requests belongs to an event loop: an app served again on
+    another loop (as each test client or ``asyncio.run`` does) must start a new one, not wait for
+    a timer that died with the first loop."""
+    server = Server("exchange-tests", version="1.0.0")
+
+    @server.tool
+    async def slow() -> str:
+        """Take 0.3 s."""
+        await asyncio.sleep(0.3)
+        return "done"
+
+    app = server.http_app(event_store=EventStore())  # resumable legacy streams
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "slow", "arguments": {}}}
+
+    async def serve_once() -> httpx.Response:
+        async with app.lifespan(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+                opened = await client.post("/mcp", headers=headers, json=initialize)
+                session = {**headers, "mcp-session-id": opened.headers["mcp-session-id"]}
+                session["mcp-protocol-version"] = "2025-11-25"
+                initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+                await client.post("/mcp", headers=session, json=initialized)
+                answer = await client.post("/mcp", headers=session, json=call)
+                # A quick request last: the loop ends with the watch's timer still pending.
+                ping = await client.post("/mcp", headers=session, json={"jsonrpc": "2.0", "id": 3, "method": "ping"})
+                assert ping.status_code == 200
+                return answer
+
+    for _ in range(2):  # the second time on a new event loop, the first loop's timer gone with it
+        answer = asyncio.run(serve_once())
+        # Longer than RESUMABLE_AFTER: a resumable SSE stream, its priming event (an id) first.
+        assert answer.status_code == 200
+        assert answer.headers["content-type"].startswith("text/event-stream")
+        assert answer.text.lstrip().startswith("id:")
+        assert "done" in answer.text

@@ -419,11 +419,15 @@ class _SlowWatch:
         self.new: dict[_Exchange, None] = {}
         self.due: dict[_Exchange, None] = {}
         self.timer: asyncio.TimerHandle | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     def add(self, exchange: _Exchange) -> None:
+        loop = asyncio.get_running_loop()
+        if loop is not self.loop:  # first use, or the app now serves on another event loop (a new TestClient)
+            self.loop, self.new, self.due, self.timer = loop, {}, {}, None
         self.new[exchange] = None
         if self.timer is None:
-            self.timer = asyncio.get_running_loop().call_later(WATCH_AFTER, self._tick)
+            self.timer = loop.call_later(WATCH_AFTER, self._tick)
 
     def discard(self, exchange: _Exchange) -> None:
         if exchange in self.new:
@@ -435,4 +439,4 @@ class _SlowWatch:
         due, self.due, self.new = self.due, self.new, {}
         for exchange in due:
             exchange.watch()
-        self.timer = asyncio.get_running_loop().call_later(WATCH_AFTER, self._tick) if self.due else None
+        self.timer = self.loop.call_later(WATCH_AFTER, self._tick) if self.due and self.loop is not None else None
