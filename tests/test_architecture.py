@@ -173,8 +173,9 @@ def test_public_names_imported_on_first_use_resolve() -> None:
     for name in ("ElicitResult", "Root", "SamplingResult"):
         assert getattr(toolkit, name) is getattr(_answers, name)
     assert set(toolkit.__all__) <= set(dir(toolkit))
-    from toolkit._store import base, sessions
+    from toolkit import stores
+    from toolkit._store import sessions
 
-    assert base.SessionRecord is sessions.SessionRecord
+    assert stores.SessionRecord is sessions.SessionRecord
     with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
         _ = toolkit.Nothing

@@ -148,6 +148,7 @@ class Tool:
         self.icons = options.get("icons")
         self.timeout = options.get("timeout")
         self.scopes = declared_scopes(options.get("scopes"), f"tool {self.name!r}")
+        """OAuth scopes a caller's access token must grant to see and call this tool."""
         task = options.get("task", "forbidden")
         if task not in TASK_SUPPORT:
             raise ValueError(
@@ -176,7 +177,6 @@ class Tool:
             )
         self.inline = blocking is False
         """A plain function that never blocks (``blocking=False``): called on the event loop, no thread."""
-        """OAuth scopes a caller's access token must grant to see and call this tool."""
         input_schema, root_param = options.get("input_schema"), options.get("root_param")
         output_schema, structured_output = options.get("output_schema"), options.get("structured_output")
         self.mask_errors = mask_errors

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from .._events import EventStore
-    from .sessions import SessionRecord as SessionRecord  # noqa: PLC0414 - re-exported: see __getattr__
+    from .sessions import SessionRecord
     from .tasks import TaskStore
 
 logger = logging.getLogger("toolkit")
@@ -239,12 +239,3 @@ class MemoryStore(Store):
 def _copy(record: SessionRecord) -> SessionRecord:
     """What a store hands out is the caller's to change; what it keeps changes only through its methods."""
     return dataclasses.replace(record, subscriptions=set(record.subscriptions))
-
-
-def __getattr__(name: str) -> Any:
-    # SessionRecord, which the store interface names, is imported on first use (see sessions.py).
-    if name == "SessionRecord":
-        from .sessions import SessionRecord  # noqa: PLC0415
-
-        return SessionRecord
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,7 +26,8 @@ from typing import Any, Final
 from ..._errors import StoreUnavailable
 from ..._jsonrpc import Response, encode
 from ..._session import Connection, Session
-from ..._store.base import GET_STREAM_CLAIM_SECONDS, BusMessage, SessionRecord, Store
+from ..._store.base import GET_STREAM_CLAIM_SECONDS, BusMessage, Store
+from ..._store.sessions import SessionRecord
 from ..._types import LOG_RANK
 from ..base import EngineFacing
 
