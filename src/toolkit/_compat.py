@@ -223,16 +223,17 @@ def tool_shape(tool: Tool, version: str) -> ToolShape:
 
 def content_blocks(blocks: list[ContentBlock], version: str) -> list[dict[str, Any]]:
     """Wire form of content blocks, with blocks ``version`` lacks turned into text."""
-    wire: list[dict[str, Any]] = []
-    for block in blocks:
-        item = block.to_wire()
-        if "_meta" in item and not _has("ContentBlock", "_meta", version):
-            item.pop("_meta")
-        since = _BLOCK_SINCE.get(item["type"])
-        if since is not None and not at_least(version, since):
-            item = _as_text(item)
-        wire.append(item)
-    return wire
+    return [_block_for(block.to_wire(), version) for block in blocks]
+
+
+def _block_for(item: dict[str, Any], version: str) -> dict[str, Any]:
+    """One wire content block as ``version`` carries it (``item`` is the caller's to change)."""
+    if "_meta" in item and not _has("ContentBlock", "_meta", version):
+        item.pop("_meta")
+    since = _BLOCK_SINCE.get(item["type"])
+    if since is not None and not at_least(version, since):
+        item = _as_text(item)
+    return item
 
 
 def _as_text(item: dict[str, Any]) -> dict[str, Any]:
@@ -260,21 +261,62 @@ def call_result(outcome: CallOutcome, shape: ToolShape | None, version: str) -> 
         content = []
     result: dict[str, Any] = {"content": content}
     if has_structured and not outcome.is_error and _structured_era(version):
-        value = outcome.structured
-        if is_modern(version):
-            result["structuredContent"] = value
-        elif (shape is not None and shape.wrapped) or not isinstance(value, dict):
-            # Wrapped by the advertised schema, or, with no output schema (a ToolResult's own
-            # structured_content), because 2025-06-18/2025-11-25 define structuredContent as
-            # an object: wrapped rather than dropped or sent invalid.
-            result["structuredContent"] = {RESULT_KEY: value}
-        else:
-            result["structuredContent"] = value
+        result["structuredContent"] = _structured_for(outcome.structured, shape is not None and shape.wrapped, version)
     if outcome.is_error:
         result["isError"] = True
     if outcome.meta:
         result["_meta"] = dict(outcome.meta)
     return result
+
+
+def _structured_for(value: Any, wrapped: bool, version: str) -> Any:
+    """``structuredContent`` for ``version`` (one that has the field) of the natural ``value``."""
+    if is_modern(version):
+        return value
+    if wrapped or not isinstance(value, dict):
+        # Wrapped by the advertised schema, or, with no output schema (a ToolResult's own
+        # structured_content), because 2025-06-18/2025-11-25 define structuredContent as
+        # an object: wrapped rather than dropped or sent invalid.
+        return {RESULT_KEY: value}
+    return value
+
+
+def result_shape(version: str) -> str:
+    """How ``version`` sees a tool's natural value: ``natural``, ``wrapped`` (if not an object) or ``text``."""
+    if is_modern(version):
+        return "natural"
+    return "wrapped" if _structured_era(version) else "text"
+
+
+def reshape_result(result: dict[str, Any], output_schema: dict[str, Any] | None, version: str) -> dict[str, Any]:
+    """The ``CallToolResult`` a client of ``version`` receives for the call a 2026-07-28 client saw as ``result``.
+
+    ``output_schema`` is the tool's natural output schema (from a 2026-07-28 ``tools/list``), or
+    ``None``. The same rules as :func:`call_result`: the tools page shows every era one call's
+    outcome without calling the tool once per era. Raises ``ValueError`` if ``result`` is not a
+    ``CallToolResult``.
+    """
+    content = result.get("content")
+    if not isinstance(content, list) or not all(isinstance(block, dict) and "type" in block for block in content):
+        raise ValueError("result.content must be a list of content blocks")
+    try:
+        shaped: dict[str, Any] = {"content": [_block_for(dict(block), version) for block in content]}
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"result.content holds a malformed block ({exc})") from None
+    if is_modern(version):
+        return dict(result)  # what the modern client saw, its envelope (resultType, server info) included
+    is_error = result.get("isError") is True
+    if "structuredContent" in result and not is_error and _structured_era(version):
+        wrapped = output_schema is not None and legacy_output_schema(output_schema)[1]
+        shaped["structuredContent"] = _structured_for(result["structuredContent"], wrapped, version)
+    if is_error:
+        shaped["isError"] = True
+    meta = result.get("_meta")
+    if isinstance(meta, dict):
+        meta = {key: value for key, value in meta.items() if key != SERVER_INFO_KEY}
+        if meta:
+            shaped["_meta"] = meta
+    return shaped
 
 
 def finish(

@@ -525,9 +525,14 @@ class Server:
         sessions), ``allowed_hosts``/``allowed_origins`` (beyond localhost),
         ``dns_rebinding_protection``, ``max_body_bytes``, ``max_sessions``,
         ``session_idle_timeout``, ``event_store``, ``retry_ms``, ``sse_ping_seconds``,
-        ``shutdown_grace``. Mounted in another app, give that app ``lifespan=app.lifespan``.
+        ``shutdown_grace``, and ``docs``: the tools page, off by default; ``True`` serves it at
+        ``/docs``, a string at that path. Mounted in another app, give that app
+        ``lifespan=app.lifespan``.
         """
         from ._transports.http.app import McpEndpoint, create_app  # noqa: PLC0415 (as in _run_http)
+        from ._transports.http.docs import docs_path  # noqa: PLC0415
+
+        docs = docs_path(options.pop("docs", None), path)
 
         if options.get("event_store") is None:
             options["event_store"] = self.event_store
@@ -547,7 +552,7 @@ class Server:
             max_concurrent_requests=self.max_concurrent_requests,
             **options,
         )
-        app = create_app(endpoint, path=path)
+        app = create_app(endpoint, path=path, docs=docs)
         app.state.server = self
         return app
 

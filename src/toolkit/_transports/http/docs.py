@@ -1,0 +1,178 @@
+"""The tools page: a browser page that lists a server's tools, resources and prompts and calls them.
+
+Off unless asked for (``http_app(docs=True)``, ``toolkit run --docs``, ``toolkit dev``). The
+page is static (``page/``: HTML, one script, one stylesheet, shipped in the wheel, no CDN);
+everything it shows it gets from the MCP endpoint itself, as any client would, through the
+same Host/Origin checks, authorization and validation. The one thing it asks of this module
+besides its files is ``shape``: what a client of each protocol version receives for one call's
+result, from the same compatibility rules the server applies (so a tool is called once, not
+once per era).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import TYPE_CHECKING, Any, Final
+
+from ..._compat import reshape_result, result_shape
+from ..._versions import KNOWN_VERSIONS
+from .asgi import header_map, respond
+from .security import HostGuard
+
+if TYPE_CHECKING:
+    from starlette.types import Receive, Scope, Send
+
+DEFAULT_DOCS_PATH: Final = "/docs"
+MAX_SHAPE_BYTES: Final = 4 * 1024 * 1024
+
+_ASSETS: Final = {
+    "page.js": "text/javascript; charset=utf-8",
+    "page.css": "text/css; charset=utf-8",
+}
+# The page runs only its own script and style; tool data is shown as text, never as markup,
+# and this policy stops anything that slips through from running or loading elsewhere.
+# Images: the page's own, inline (data:) images of results, and https icons tools declare.
+_CSP: Final = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; "
+    "media-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_PAGE_HEADERS: Final = (
+    ("content-security-policy", _CSP),
+    ("x-content-type-options", "nosniff"),
+    ("referrer-policy", "no-referrer"),
+    ("cache-control", "no-cache"),
+)
+
+
+def docs_path(docs: object, mcp_path: str) -> str | None:
+    """The page's path for ``http_app(docs=...)``: ``None`` (off), or a path such as ``/docs``."""
+    if docs is None or docs is False:
+        return None
+    if docs is True:
+        path = DEFAULT_DOCS_PATH
+    elif isinstance(docs, str) and docs.startswith("/") and len(docs) > 1 and not docs.endswith("/"):
+        path = docs
+    else:
+        raise ValueError(f"http_app(docs=...) takes True, False or a path such as '/docs', not {docs!r}")
+    if path == mcp_path:
+        raise ValueError(f"http_app(docs={docs!r}): the tools page needs a path of its own, not the MCP path")
+    return path
+
+
+def _asset(name: str) -> bytes:
+    import importlib.resources  # noqa: PLC0415 (on the first request for the page)
+
+    return importlib.resources.files(__package__).joinpath("page", name).read_bytes()
+
+
+class ToolsPage:
+    """The ASGI endpoint at the page's path and below it (``page.js``, ``page.css``, ``config.json``, ``shape``)."""
+
+    def __init__(self, guard: HostGuard, *, path: str, mcp_path: str, auth: bool) -> None:
+        self.guard = guard
+        self.path = path
+        self.mcp_path = mcp_path
+        self.auth = auth
+        self._files: dict[str, bytes] = {}
+
+    def _file(self, name: str) -> bytes:
+        body = self._files.get(name)
+        if body is None:
+            body = self._files[name] = _asset(name)
+        return body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        rejected = self.guard.check(header_map(scope))
+        if rejected is not None:
+            await _text(send, rejected[0], rejected[1])
+            return
+        name = scope.get("path_params", {}).get("name")
+        method = scope["method"]
+        if name == "shape":
+            if method != "POST":
+                await respond(send, 405, headers=[("allow", "POST")])
+                return
+            await self._shape(receive, send)
+            return
+        if method not in ("GET", "HEAD"):
+            await respond(send, 405, headers=[("allow", "GET, HEAD")])
+            return
+        head = method == "HEAD"
+        base = scope.get("root_path", "") + self.path
+        if name is None:
+            body = self._file("page.html").replace(b"__BASE__", html.escape(base, quote=True).encode())
+            await _send(send, 200, body, "text/html; charset=utf-8", _PAGE_HEADERS, head=head)
+        elif name == "config.json":
+            body = json.dumps(self._config(scope, base)).encode()
+            await _send(send, 200, body, "application/json", (("cache-control", "no-cache"),), head=head)
+        elif name in _ASSETS:
+            await _send(send, 200, self._file(name), _ASSETS[name], (("x-content-type-options", "nosniff"),), head=head)
+        else:
+            await _text(send, 404, "Not Found")
+
+    def _config(self, scope: Scope, base: str) -> dict[str, Any]:
+        return {
+            "mcpPath": scope.get("root_path", "") + self.mcp_path,
+            "shapePath": base + "/shape",
+            "auth": self.auth,
+            "versions": [{"version": version, "shape": result_shape(version)} for version in reversed(KNOWN_VERSIONS)],
+        }
+
+    async def _shape(self, receive: Receive, send: Send) -> None:
+        """``{"result": CallToolResult seen by a 2026-07-28 client, "outputSchema": natural or null}`` → per version."""
+        body = await _read(receive)
+        if body is None:
+            await _json(send, 413, {"error": f"the body is over {MAX_SHAPE_BYTES} bytes"})
+            return
+        try:
+            request = json.loads(body)
+            result = request["result"]
+            schema = request.get("outputSchema")
+            if not isinstance(result, dict) or not (schema is None or isinstance(schema, dict)):
+                raise TypeError("result must be an object and outputSchema an object or null")
+            shaped = {version: reshape_result(result, schema, version) for version in reversed(KNOWN_VERSIONS)}
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            detail = f"{type(exc).__name__}: {exc}" if isinstance(exc, KeyError) else str(exc)
+            await _json(send, 400, {"error": f"not a tools/call result to shape: {detail}"})
+            return
+        await _json(send, 200, shaped)
+
+
+async def _read(receive: Receive) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b""
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_SHAPE_BYTES:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _send(
+    send: Send,
+    status: int,
+    body: bytes,
+    content_type: str,
+    headers: tuple[tuple[str, str], ...] = (),
+    *,
+    head: bool = False,
+) -> None:
+    raw = [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode())]
+    raw += [(name.encode(), value.encode()) for name, value in headers]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": b"" if head else body})
+
+
+async def _json(send: Send, status: int, value: Any) -> None:
+    await _send(send, status, json.dumps(value).encode(), "application/json")
+
+
+async def _text(send: Send, status: int, text: str) -> None:
+    await _send(send, status, text.encode(), "text/plain; charset=utf-8")
