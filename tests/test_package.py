@@ -42,6 +42,8 @@ def test_the_wheel_holds_the_package_only(dist: Path) -> None:
     tops = {name.split("/", 1)[0] for name in names}
     assert tops == {"toolkit", f"toolkit_mcp-{toolkit.__version__}.dist-info"}
     assert "toolkit/py.typed" in names
+    for page_file in ("page.html", "page.js", "page.css"):  # the tools page works offline: its files ship
+        assert f"toolkit/_transports/http/page/{page_file}" in names
     assert not [name for name in names if "__pycache__" in name or name.endswith(".pyc")]
 
 

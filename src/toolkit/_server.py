@@ -530,9 +530,12 @@ class Server:
         ``lifespan=app.lifespan``.
         """
         from ._transports.http.app import McpEndpoint, create_app  # noqa: PLC0415 (as in _run_http)
-        from ._transports.http.docs import docs_path  # noqa: PLC0415
+        docs: str | None = None
+        wanted = options.pop("docs", None)
+        if wanted is not None and wanted is not False:  # the tools page: not even imported when off
+            from ._transports.http.docs import docs_path  # noqa: PLC0415
 
-        docs = docs_path(options.pop("docs", None), path)
+            docs = docs_path(wanted, path)
 
         if options.get("event_store") is None:
             options["event_store"] = self.event_store

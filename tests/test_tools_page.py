@@ -1,0 +1,260 @@
+"""The tools page's server side over real HTTP: off by default, its files and headers, the
+Host/Origin checks, mounting, and ``shape`` — one call's result as each protocol version sees it.
+
+The page itself, in a real browser, is ``tests/test_tools_page_browser.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from http_support import cli_server, serve
+from toolkit import Audio, Image, ResourceLink, Server, ToolResult
+from toolkit.auth import AccessToken
+from toolkit.testing import Client
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "examples"))
+import weather  # noqa: E402
+
+VERSIONS = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+PAGE_FILES = ("page.html", "page.js", "page.css")
+
+
+@contextlib.asynccontextmanager
+async def page_client(target: Any, **options: Any) -> Any:
+    async with serve(target, **options) as running, httpx.AsyncClient(base_url=running.base) as http:
+        yield http
+
+
+async def test_the_page_is_off_unless_asked_for() -> None:
+    for options in ({}, {"docs": False}):
+        async with page_client(weather.server, **options) as http:
+            for path in ("/docs", "/docs/page.js", "/docs/config.json"):
+                assert (await http.get(path)).status_code == 404, (options, path)
+
+
+def test_the_cli_serves_the_page_only_with_docs() -> None:
+    example = str(ROOT / "examples" / "weather.py")
+    with cli_server(example) as off:
+        assert httpx.get(off.base + "/docs").status_code == 404
+    with cli_server(example, "--docs") as on:
+        page = httpx.get(on.base + "/docs")
+        assert page.status_code == 200
+        assert 'src="/docs/page.js"' in page.text
+    with cli_server(example, "--docs-path", "/tools") as custom:
+        assert httpx.get(custom.base + "/tools").status_code == 200
+        assert httpx.get(custom.base + "/docs").status_code == 404
+
+
+async def test_the_page_its_files_and_headers() -> None:
+    async with page_client(weather.server, docs=True) as http:
+        page = await http.get("/docs")
+        assert page.status_code == 200
+        assert page.headers["content-type"] == "text/html; charset=utf-8"
+        policy = page.headers["content-security-policy"]
+        assert "script-src 'self'" in policy
+        assert "default-src 'none'" in policy
+        assert "frame-ancestors 'none'" in policy
+        assert "'unsafe-inline'" not in policy
+        assert page.headers["x-content-type-options"] == "nosniff"
+        assert 'href="/docs/page.css"' in page.text
+        assert 'src="/docs/page.js"' in page.text
+        assert "__BASE__" not in page.text
+        script = await http.get("/docs/page.js")
+        assert script.status_code == 200
+        assert script.headers["content-type"] == "text/javascript; charset=utf-8"
+        style = await http.get("/docs/page.css")
+        assert style.headers["content-type"] == "text/css; charset=utf-8"
+        head = await http.head("/docs/page.js")
+        assert head.status_code == 200
+        assert head.content == b""
+        assert int(head.headers["content-length"]) == len(script.content)
+        for missing in ("/docs/page.py", "/docs/..%2F__init__.py", "/docs/x"):
+            assert (await http.get(missing)).status_code == 404, missing
+        assert (await http.post("/docs")).status_code == 405
+        assert (await http.get("/docs/shape")).status_code == 405
+
+
+async def test_config_names_the_endpoint_and_every_version_newest_first() -> None:
+    async with page_client(weather.server, docs="/tools", path="/rpc") as http:
+        config = (await http.get("/tools/config.json")).json()
+    assert config == {
+        "mcpPath": "/rpc",
+        "shapePath": "/tools/shape",
+        "auth": False,
+        "versions": [
+            {"version": "2026-07-28", "shape": "natural"},
+            {"version": "2025-11-25", "shape": "wrapped"},
+            {"version": "2025-06-18", "shape": "wrapped"},
+            {"version": "2025-03-26", "shape": "text"},
+            {"version": "2024-11-05", "shape": "text"},
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("docs", "message"),
+    [
+        ("docs", "a path such as '/docs'"),
+        ("/docs/", "a path such as '/docs'"),
+        ("/", "a path such as '/docs'"),
+        (3, "a path such as '/docs'"),
+        ("/mcp", "a path of its own"),
+    ],
+)
+def test_a_bad_docs_option_says_what_it_takes(docs: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        weather.server.http_app(docs=docs)
+
+
+async def test_the_page_answers_only_allowed_hosts_and_origins() -> None:
+    async with page_client(weather.server, docs=True) as http:
+        assert (await http.get("/docs", headers={"host": "evil.example"})).status_code == 421
+        assert (await http.get("/docs/config.json", headers={"origin": "http://evil.example"})).status_code == 403
+        shaped = await http.post("/docs/shape", json={"result": {"content": []}}, headers={"host": "evil.example"})
+        assert shaped.status_code == 421
+        assert (await http.get("/docs", headers={"origin": "http://localhost:1234"})).status_code == 200
+
+
+async def test_mounted_under_a_prefix_the_page_points_at_its_own_paths() -> None:
+    mcp_app = weather.server.http_app(docs=True)
+    host = Starlette(routes=[Mount("/sub", app=mcp_app)], lifespan=mcp_app.lifespan)
+    async with page_client(host) as http:
+        page = await http.get("/sub/docs")
+        assert 'src="/sub/docs/page.js"' in page.text
+        assert (await http.get("/sub/docs/page.js")).status_code == 200
+        config = (await http.get("/sub/docs/config.json")).json()
+        assert config["mcpPath"] == "/sub/mcp"
+        assert config["shapePath"] == "/sub/docs/shape"
+
+
+async def test_shape_refuses_what_is_not_a_call_result() -> None:
+    async with page_client(weather.server, docs=True) as http:
+        for body in (
+            b"not json",
+            b"{}",
+            json.dumps({"result": 3}).encode(),
+            json.dumps({"result": {"content": "text"}}).encode(),
+            json.dumps({"result": {"content": [{"type": "audio"}]}, "outputSchema": None}).encode(),
+            json.dumps({"result": {"content": []}, "outputSchema": "array"}).encode(),
+        ):
+            answer = await http.post("/docs/shape", content=body)
+            assert answer.status_code == 400, body
+            assert answer.json()["error"].startswith("not a tools/call result to shape"), body
+        huge = await http.post("/docs/shape", content=b" " * (4 * 1024 * 1024 + 1))
+        assert huge.status_code == 413
+
+
+def _content_server() -> Server:
+    server = Server("content")
+
+    @server.tool
+    def picture() -> Image:
+        """An image."""
+        return Image(b"\x89PNG\r\n", mime_type="image/png")
+
+    @server.tool
+    def mixed() -> ToolResult:
+        """Blocks of every kind, a structured value and meta of its own."""
+        return ToolResult(
+            ["text", Audio(b"RIFF", mime_type="audio/wav"), ResourceLink("file:///a.txt", "a", title="A")],
+            structured_content=[1, 2],
+            meta={"note": "kept"},
+        )
+
+    @server.tool
+    def mapping() -> ToolResult:
+        """An object without an output schema."""
+        return ToolResult("x", structured_content={"a": 1})
+
+    @server.tool
+    def failing() -> ToolResult:
+        """An error result with a structured value (not sent to anyone)."""
+        return ToolResult("bad", structured_content={"a": 1}, is_error=True)
+
+    return server
+
+
+def _cases(content: Server) -> list[tuple[Server, str, dict[str, Any]]]:
+    cases: list[tuple[Server, str, dict[str, Any]]] = [
+        (weather.server, str(step["tool"]), dict(step["arguments"]))  # type: ignore[call-overload]
+        for step in weather.INTEROP_PLAN
+    ]
+    cases.append((weather.server, "get_weather_forecast", {"city": "x", "hours": 99}))  # invalid arguments
+    cases.append((weather.server, "find_user", {"id": "nobody"}))  # a ToolError
+    cases += [(content, name, {}) for name in ("picture", "mixed", "mapping", "failing")]
+    return cases
+
+
+async def test_shape_gives_exactly_what_each_version_receives() -> None:
+    """For every call of the interop plan and then some: shaping the 2026-07-28 result equals calling as V."""
+    content = _content_server()
+    async with page_client(weather.server, docs=True) as weather_http, page_client(content, docs=True) as content_http:
+        for server, tool, arguments in _cases(content):
+            async with Client(server) as modern:
+                natural = await modern.call_tool(tool, arguments)
+                listed = {entry["name"]: entry for entry in await modern.list_tools()}
+            http = weather_http if server is weather.server else content_http
+            body = {"result": natural, "outputSchema": listed[tool].get("outputSchema")}
+            answer = await http.post("/docs/shape", json=body)
+            assert answer.status_code == 200
+            shaped = answer.json()
+            assert list(shaped) == VERSIONS
+            for version in VERSIONS:
+                async with Client(server, protocol_version=version) as client:
+                    received = await client.call_tool(tool, arguments)
+                assert shaped[version] == received, (tool, arguments, version)
+
+
+class _OneToken:
+    async def verify(self, token: str) -> AccessToken | None:
+        if token == "let-me-in":
+            return AccessToken(subject="u1", client_id="c1", scopes=frozenset(), expires_at=None)
+        return None
+
+
+async def test_with_authorization_the_page_holds_nothing_and_the_endpoint_still_asks_for_a_token() -> None:
+    """The page is static (no tool data in it); what it shows comes from the endpoint, which checks the token."""
+    server = Server("guarded", auth=_OneToken(), authorization_servers=["https://as.example"])
+
+    @server.tool
+    def secret() -> str:
+        """Not for everyone."""
+        return "s3cret"
+
+    async with page_client(server, docs=True) as http:
+        page = await http.get("/docs")
+        assert page.status_code == 200
+        assert "secret" not in page.text
+        assert (await http.get("/docs/config.json")).json()["auth"] is True
+        headers = {
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "tools/list",
+        }
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/list",
+            "params": {
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                }
+            },
+        }
+        refused = await http.post("/mcp", json=body, headers=headers)
+        assert refused.status_code == 401
+        assert "www-authenticate" in refused.headers
+        allowed = await http.post("/mcp", json=body, headers={**headers, "authorization": "Bearer let-me-in"})
+        assert [tool["name"] for tool in allowed.json()["result"]["tools"]] == ["secret"]
