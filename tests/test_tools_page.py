@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -258,3 +259,13 @@ async def test_with_authorization_the_page_holds_nothing_and_the_endpoint_still_
         assert "www-authenticate" in refused.headers
         allowed = await http.post("/mcp", json=body, headers={**headers, "authorization": "Bearer let-me-in"})
         assert [tool["name"] for tool in allowed.json()["result"]["tools"]] == ["secret"]
+
+
+def test_an_app_without_the_page_does_not_load_it() -> None:
+    """Off costs nothing: not a route, not a module."""
+    probe = (
+        "import sys; sys.path.insert(0, 'examples'); from weather import server; "
+        "app = server.http_app(); print('toolkit._transports.http.docs' in sys.modules, len(app.routes))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "1"]
