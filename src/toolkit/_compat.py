@@ -38,7 +38,7 @@ from ._errors import (
 )
 from ._schema import hints, unions
 from ._types import SERVER_INFO_KEY
-from ._versions import STRUCTURED_OUTPUT_SINCE, at_least, is_modern
+from ._versions import KNOWN_VERSIONS, STRUCTURED_OUTPUT_SINCE, at_least, is_modern
 
 if TYPE_CHECKING:
     from ._tools import Tool
@@ -286,6 +286,16 @@ def result_shape(version: str) -> str:
     if is_modern(version):
         return "natural"
     return "wrapped" if _structured_era(version) else "text"
+
+
+def era_shapes() -> list[dict[str, str]]:
+    """Every known version, newest first, with how it sees a natural value (the tools page's switcher)."""
+    return [{"version": version, "shape": result_shape(version)} for version in reversed(KNOWN_VERSIONS)]
+
+
+def era_results(result: dict[str, Any], output_schema: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """:func:`reshape_result` for every known version, newest first."""
+    return {version: reshape_result(result, output_schema, version) for version in reversed(KNOWN_VERSIONS)}
 
 
 def reshape_result(result: dict[str, Any], output_schema: dict[str, Any] | None, version: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, Unpack, overload
 
+from . import _compat
 from ._completions import Completer
 from ._context import Context
 from ._engine import Engine
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from ._auth.tokens import TokenVerifier
     from ._events import EventStore
     from ._transports.http.app import McpApp
+    from ._transports.http.docs import PageOptions
 
 logger = logging.getLogger("toolkit")
 
@@ -530,12 +532,13 @@ class Server:
         ``lifespan=app.lifespan``.
         """
         from ._transports.http.app import McpEndpoint, create_app  # noqa: PLC0415 (as in _run_http)
-        docs: str | None = None
+
+        docs: PageOptions | None = None
         wanted = options.pop("docs", None)
         if wanted is not None and wanted is not False:  # the tools page: not even imported when off
-            from ._transports.http.docs import docs_path  # noqa: PLC0415
+            from ._transports.http.docs import PageOptions, docs_path  # noqa: PLC0415
 
-            docs = docs_path(wanted, path)
+            docs = PageOptions(docs_path(wanted, path), shape=_compat.era_results, versions=_compat.era_shapes())
 
         if options.get("event_store") is None:
             options["event_store"] = self.event_store

@@ -42,6 +42,8 @@ from .streams import Responder
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
+    from .docs import PageOptions
+
 logger = logging.getLogger("toolkit")
 
 DEFAULT_MAX_BODY_BYTES: Final = 4 * 1024 * 1024
@@ -468,21 +470,21 @@ class _Started:
         await self.send(message)
 
 
-def create_app(endpoint: McpEndpoint, *, path: str = "/mcp", docs: str | None = None) -> McpApp:
+def create_app(endpoint: McpEndpoint, *, path: str = "/mcp", docs: PageOptions | None = None) -> McpApp:
     """A Starlette app serving ``endpoint`` at ``path``; its lifespan runs the server's.
 
     An authenticated endpoint also gets its protected resource metadata, at
     ``/.well-known/oauth-protected-resource`` + ``path`` and at the bare well-known path.
-    With ``docs`` (a path), the tools page is served there.
+    With ``docs``, the tools page is served at its path.
     """
     routes = [Route(path, endpoint=endpoint, methods=["GET", "POST", "DELETE"])]
     if docs is not None:
         from .docs import ToolsPage  # noqa: PLC0415 (the page is off by default: not imported unless on)
 
-        page = ToolsPage(endpoint.guard, path=docs, mcp_path=path, auth=endpoint.gate is not None)
+        page = ToolsPage(endpoint.guard, docs, mcp_path=path, auth=endpoint.gate is not None)
         methods = ["GET", "HEAD", "POST"]
-        routes.append(Route(docs, endpoint=page, methods=methods))
-        routes.append(Route(docs + "/{name}", endpoint=page, methods=methods))
+        routes.append(Route(docs.path, endpoint=page, methods=methods))
+        routes.append(Route(docs.path + "/{name}", endpoint=page, methods=methods))
     if endpoint.gate is not None:
         metadata = ResourceMetadata(endpoint.gate, endpoint.guard, path)
         methods = ["GET", "HEAD", "OPTIONS"]

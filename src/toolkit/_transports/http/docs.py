@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from ..._compat import reshape_result, result_shape
-from ..._versions import KNOWN_VERSIONS
 from .asgi import header_map, respond
 from .security import HostGuard
 
@@ -45,10 +44,24 @@ _PAGE_HEADERS: Final = (
 )
 
 
-def docs_path(docs: object, mcp_path: str) -> str | None:
-    """The page's path for ``http_app(docs=...)``: ``None`` (off), or a path such as ``/docs``."""
-    if docs is None or docs is False:
-        return None
+Shape = Callable[[dict[str, Any], dict[str, Any] | None], dict[str, dict[str, Any]]]
+"""One 2026-07-28 ``tools/call`` result and the tool's natural output schema → what each version receives."""
+
+
+class PageOptions:
+    """What the page needs from above the transports: its path, and the era rules (from the compat layer)."""
+
+    __slots__ = ("path", "shape", "versions")
+
+    def __init__(self, path: str, *, shape: Shape, versions: list[dict[str, str]]) -> None:
+        self.path = path
+        self.shape = shape
+        self.versions = versions
+        """Every version, newest first: ``{"version": ..., "shape": "natural" | "wrapped" | "text"}``."""
+
+
+def docs_path(docs: object, mcp_path: str) -> str:
+    """The page's path for ``http_app(docs=...)`` (``True`` or a path such as ``/docs``)."""
     if docs is True:
         path = DEFAULT_DOCS_PATH
     elif isinstance(docs, str) and docs.startswith("/") and len(docs) > 1 and not docs.endswith("/"):
@@ -69,9 +82,10 @@ def _asset(name: str) -> bytes:
 class ToolsPage:
     """The ASGI endpoint at the page's path and below it (``page.js``, ``page.css``, ``config.json``, ``shape``)."""
 
-    def __init__(self, guard: HostGuard, *, path: str, mcp_path: str, auth: bool) -> None:
+    def __init__(self, guard: HostGuard, options: PageOptions, *, mcp_path: str, auth: bool) -> None:
         self.guard = guard
-        self.path = path
+        self.path = options.path
+        self.options = options
         self.mcp_path = mcp_path
         self.auth = auth
         self._files: dict[str, bytes] = {}
@@ -116,7 +130,7 @@ class ToolsPage:
             "mcpPath": scope.get("root_path", "") + self.mcp_path,
             "shapePath": base + "/shape",
             "auth": self.auth,
-            "versions": [{"version": version, "shape": result_shape(version)} for version in reversed(KNOWN_VERSIONS)],
+            "versions": self.options.versions,
         }
 
     async def _shape(self, receive: Receive, send: Send) -> None:
@@ -131,7 +145,7 @@ class ToolsPage:
             schema = request.get("outputSchema")
             if not isinstance(result, dict) or not (schema is None or isinstance(schema, dict)):
                 raise TypeError("result must be an object and outputSchema an object or null")
-            shaped = {version: reshape_result(result, schema, version) for version in reversed(KNOWN_VERSIONS)}
+            shaped = self.options.shape(result, schema)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             detail = f"{type(exc).__name__}: {exc}" if isinstance(exc, KeyError) else str(exc)
             await _json(send, 400, {"error": f"not a tools/call result to shape: {detail}"})
