@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("transports", ("_transports",)),
     ("engine", ("_settings", "_scope", "_context", "_notifications", "_pages", "_tasks", "_engine")),
     ("facade", ("_server",)),
-    ("entry", ("_loader", "_cli", "testing", "auth", "stores", "__main__", "__init__")),
+    ("entry", ("_loader", "_cli", "_dev", "_dev_server", "testing", "auth", "stores", "__main__", "__init__")),
 ]
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
 TRANSPORTS_MAY_IMPORT = {"foundation", "store", "auth", "transports"}

@@ -1,18 +1,20 @@
-"""The ``toolkit`` command: ``toolkit run APP`` and ``toolkit tools APP``."""
+"""The ``toolkit`` command: ``toolkit run|dev|tools|call|version``."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import logging
 import os
 import sys
 import traceback
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from ._errors import AppNotFound, StoreUnavailable, ToolkitError
+from ._errors import AppNotFound, ClientError, StoreUnavailable, ToolkitError
 from ._loader import (
     STORE_ENVIRONMENT,
     auth_from_environment,
@@ -26,18 +28,28 @@ from ._store.urls import open_store
 from ._versions import KNOWN_VERSIONS, LATEST_VERSION
 from .testing import Client
 
+if TYPE_CHECKING:
+    from ._dev_server import LoadFailure
+    from ._transports.http.app import McpApp
+
+APP_HELP = "path/to/app.py[:server] or package.module[:server]"
+MAX_TOOLS_LISTED = 20
+"""How many tool names ``toolkit call`` lists when asked for one the app does not have."""
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="toolkit", description="Run and inspect toolkit MCP servers.")
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser("run", help="serve an app over stdio (default) or Streamable HTTP")
-    run.add_argument("app", help="path/to/app.py[:server] or package.module[:server]")
+    run.add_argument("app", help=APP_HELP)
     run.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     run.add_argument("--host", default="127.0.0.1", help="HTTP: interface to bind (default 127.0.0.1)")
     run.add_argument("--port", type=int, default=8000, help="HTTP: port (default 8000)")
     run.add_argument("--path", default="/mcp", help="HTTP: endpoint path (default /mcp)")
     run.add_argument("--workers", type=int, default=1, help="HTTP: worker processes (default 1)")
+    run.add_argument("--docs", action="store_true", help="HTTP: serve the tools page (at --docs-path)")
+    run.add_argument("--docs-path", metavar="PATH", help="HTTP: the tools page's path (default /docs); implies --docs")
     run.add_argument(
         "--allowed-host",
         action="append",
@@ -77,14 +89,46 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     tools = commands.add_parser("tools", help="print the tools as a client of a given protocol version sees them")
-    tools.add_argument("app", help="path/to/app.py[:server] or package.module[:server]")
-    tools.add_argument(
-        "--protocol-version", default=LATEST_VERSION, choices=KNOWN_VERSIONS, help=f"default {LATEST_VERSION}"
+    tools.add_argument("app", help=APP_HELP)
+    _client_options(tools)
+
+    dev = commands.add_parser(
+        "dev", help="serve over HTTP with the tools page, restarting when the source changes (development)"
     )
-    tools.add_argument("--traceback", action="store_true", help="show the full traceback of an error loading APP")
+    dev.add_argument("app", help=APP_HELP)
+    dev.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
+    dev.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    dev.add_argument("--path", default="/mcp", help="the MCP endpoint's path (default /mcp)")
+    dev.add_argument("--docs-path", metavar="PATH", default="/docs", help="the tools page's path (default /docs)")
+    dev.add_argument("--no-reload", action="store_true", help="serve in this process; do not watch for changes")
+    dev.add_argument("--log-level", default="info", help="server-side log level on stderr (default info)")
+    # The supervisor starts each child as `toolkit dev APP ... --serve-fd N`: serve on that socket.
+    dev.add_argument("--serve-fd", type=int, help=argparse.SUPPRESS)
+
+    call = commands.add_parser(
+        "call", help="call one tool in-process and print the result a client of a given protocol version gets"
+    )
+    call.add_argument("app", help=APP_HELP)
+    call.add_argument("tool", help="the tool's name")
+    call.add_argument(
+        "arguments",
+        nargs="*",
+        metavar="KEY=VALUE",
+        help="one argument each; VALUE is JSON unless the tool's schema takes only a string there",
+    )
+    call.add_argument("--json", metavar="ARGS", help="the arguments as one JSON object (KEY=VALUE overrides)")
+    _client_options(call)
 
     commands.add_parser("version", help="print toolkit's version")
     return parser
+
+
+def _client_options(command: argparse.ArgumentParser) -> None:
+    """``tools`` and ``call``: the version of the client they act as, and ``--traceback``."""
+    command.add_argument(
+        "--protocol-version", default=LATEST_VERSION, choices=KNOWN_VERSIONS, help=f"default {LATEST_VERSION}"
+    )
+    command.add_argument("--traceback", action="store_true", help="show the full traceback of an error loading APP")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -96,7 +140,14 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _main(argv: list[str] | None) -> None:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, unknown = parser.parse_known_args(argv)
+    if args.command == "call":
+        # argparse stops filling KEY=VALUE at the first option: take the ones after it too.
+        args.arguments += [given for given in unknown if not given.startswith("-")]
+        unknown = [given for given in unknown if given.startswith("-")]
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command == "version":
         print(__version__)
         return
@@ -105,16 +156,12 @@ def _main(argv: list[str] | None) -> None:
         level=getattr(args, "log_level", "warning").upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    try:
-        target = load_target(args.app)
-    except AppNotFound as exc:
-        print(f"toolkit: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
-    except Exception as exc:
-        if args.traceback:
-            raise
-        print(_load_failure(args.app, exc), file=sys.stderr)
-        raise SystemExit(2) from None
+    if args.command == "dev":
+        _dev(args)
+        return
+    docs = _docs_option(args) if args.command == "run" else None
+    call = _call_arguments(args) if args.command == "call" else None
+    target = _load(args.app, show_traceback=args.traceback)
     server = server_of(target)
     if args.command == "run" and args.transport == "http":
         _export_auth_flags(args)
@@ -130,6 +177,8 @@ def _main(argv: list[str] | None) -> None:
     if args.command == "tools":
         print(json.dumps(asyncio.run(_list_tools(server, args.protocol_version)), indent=2))
         return
+    if call is not None:
+        raise SystemExit(asyncio.run(_call(server, args.app, args.tool, call, args.protocol_version)))
     if args.transport == "stdio":
         server.run("stdio")
         return
@@ -140,6 +189,7 @@ def _main(argv: list[str] | None) -> None:
             flag
             for flag, given in (
                 ("--path", args.path != "/mcp"),
+                ("--docs-path" if args.docs_path else "--docs", docs is not None),
                 ("--allowed-host", args.allowed_host),
                 ("--allowed-origin", args.allowed_origin),
             )
@@ -162,6 +212,9 @@ def _main(argv: list[str] | None) -> None:
             runner.serve_app(target, host=args.host, port=args.port)
         return
     options: dict[str, Any] = {"host": args.host, "port": args.port, "path": args.path, "workers": args.workers}
+    if docs is not None:
+        _check_docs_path(docs, args.path)
+        options["docs"] = docs
     if args.allowed_host:
         options["allowed_hosts"] = args.allowed_host
     if args.allowed_origin:
@@ -169,6 +222,88 @@ def _main(argv: list[str] | None) -> None:
     if args.workers > 1:
         options["app_spec"] = args.app
     server.run("http", **options)
+
+
+def _load(app: str, *, show_traceback: bool) -> Server | McpApp:
+    """APP loaded, or the process ended with status 2 and the reason on stderr."""
+    try:
+        return load_target(app)
+    except AppNotFound as exc:
+        print(f"toolkit: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except Exception as exc:
+        if show_traceback:
+            raise
+        print(_load_failure(app, exc), file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def _docs_option(args: argparse.Namespace) -> str | None:
+    """``toolkit run``: the tools page's path, or None; the page is HTTP only."""
+    docs: str | None = args.docs_path or ("/docs" if args.docs else None)
+    if docs is not None and args.transport != "http":
+        flag = "--docs-path" if args.docs_path else "--docs"
+        print(
+            f"toolkit: {flag}: the tools page is served over HTTP; add --transport http "
+            "(or try the app with `toolkit dev APP`)",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+    return docs
+
+
+def _check_docs_path(docs: str, path: str) -> None:
+    from ._transports.http.docs import docs_path  # noqa: PLC0415 (HTTP only)
+
+    try:
+        docs_path(docs, path)
+    except ValueError as exc:
+        print(f"toolkit: --docs-path: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+# --- toolkit dev ------------------------------------------------------------------------------------
+
+
+def _dev(args: argparse.Namespace) -> None:
+    """``toolkit dev``: the supervisor, the child it runs (``--serve-fd``), or ``--no-reload``."""
+    # Imported here: neither the dev server nor the HTTP stack belongs in a stdio start.
+    from . import _dev, _dev_server  # noqa: PLC0415
+
+    describe = functools.partial(_describe_failure, args.app)
+    if args.serve_fd is not None:
+        _dev_server.serve_child(
+            args.app,
+            args.serve_fd,
+            path=args.path,
+            docs=args.docs_path,
+            log_level=args.log_level,
+            describe=describe,
+        )
+        return
+    _check_docs_path(args.docs_path, args.path)
+    if not args.no_reload:
+        _dev.supervise(
+            args.app, host=args.host, port=args.port, path=args.path, docs=args.docs_path, log_level=args.log_level
+        )
+        return
+    prepared = _dev_server.prepare(args.app, path=args.path, docs=args.docs_path, describe=describe)
+    if isinstance(prepared, _dev_server.LoadFailure):
+        print(prepared.text, file=sys.stderr)
+        raise SystemExit(2)
+    with _dev.listening(args.host, args.port) as sock:
+        _dev.announce(args.app, sock, host=args.host, path=args.path, docs=args.docs_path, watching=None)
+        _dev_server.serve(prepared, sock, log_level=args.log_level)
+
+
+def _describe_failure(app: str, exc: Exception) -> LoadFailure:
+    """What ``toolkit dev`` shows when APP fails to load: ``toolkit run``'s message and where."""
+    from ._dev_server import LoadFailure  # noqa: PLC0415 (only toolkit dev gets here)
+
+    if isinstance(exc, AppNotFound):
+        return LoadFailure(f"toolkit: {exc}", None, str(exc))
+    headline = "".join(traceback.format_exception_only(exc)).strip().splitlines()[-1]
+    return LoadFailure(_load_failure(app, exc), _failure_location(exc), headline)
 
 
 def _shared(server: Server) -> bool:
@@ -216,7 +351,7 @@ def _load_failure(app: str, exc: Exception) -> str:
     raised_by_toolkit = bool(frames) and os.path.abspath(frames[-1].filename).startswith(package + os.sep)
     if raised_by_toolkit and isinstance(exc, ValueError | TypeError | LookupError) and ours:
         # toolkit refusing an argument (Server(page_size=0), remove_tool of an unknown name): the user's call
-        where = f"{os.path.basename(ours[-1].filename)}:{ours[-1].lineno}"
+        where = _failure_location(exc)
         return f"toolkit: cannot load {app}: {exc} (at {where})\n(--traceback shows where toolkit raised it)"
     if raised_by_toolkit:
         return "toolkit: an internal error while loading the app (please report it):\n" + "".join(
@@ -224,6 +359,15 @@ def _load_failure(app: str, exc: Exception) -> str:
         )
     shown = "".join(traceback.format_list(ours)) + "".join(traceback.format_exception_only(exc))
     return f"toolkit: {app} raised an exception while loading:\nTraceback (most recent call last):\n{shown}"
+
+
+def _failure_location(exc: BaseException) -> str | None:
+    """``app.py:12``: the line of the user's code an exception loading APP points at, if any."""
+    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
+        return f"{os.path.basename(exc.filename)}:{exc.lineno}"
+    package = os.path.dirname(os.path.abspath(__file__))
+    ours = [frame for frame in traceback.extract_tb(exc.__traceback__) if not _machinery(frame.filename, package)]
+    return f"{os.path.basename(ours[-1].filename)}:{ours[-1].lineno}" if ours else None
 
 
 def _machinery(filename: str, package: str) -> bool:
@@ -248,3 +392,140 @@ def _export_auth_flags(args: argparse.Namespace) -> None:
 async def _list_tools(server: Server, version: str) -> list[dict[str, Any]]:
     async with Client(server, protocol_version=version) as client:
         return await client.list_tools()
+
+
+# --- toolkit call -----------------------------------------------------------------------------------
+
+
+class _CallArguments:
+    # A plain class: a dataclass would compile its methods at every start of the CLI, stdio servers' too.
+    __slots__ = ("assignments", "base")
+
+    def __init__(self, base: dict[str, Any], assignments: list[tuple[str, str]]) -> None:
+        self.base = base
+        """``--json``: the arguments object."""
+        self.assignments = assignments
+        """``KEY=VALUE``, in order, each overriding a top-level argument."""
+
+
+def _call_arguments(args: argparse.Namespace) -> _CallArguments:
+    """``toolkit call``'s arguments, checked before APP is loaded; a usage error exits 2."""
+    base: Any = {}
+    if args.json is not None:
+        try:
+            base = json.loads(args.json)
+        except json.JSONDecodeError as exc:
+            _usage(f'--json: not valid JSON ({exc}); give one object, e.g. --json \'{{"city": "Paris"}}\'')
+        if not isinstance(base, dict):
+            _usage(f"--json: the arguments must be a JSON object, not {type(base).__name__}: {args.json}")
+    assignments = []
+    for text in args.arguments:
+        key, equals, value = text.partition("=")
+        if not equals or not key:
+            _usage(f"{text!r}: give each argument as KEY=VALUE, e.g. city=Paris or hours=3")
+        assignments.append((key, value))
+    return _CallArguments(base, assignments)
+
+
+def _usage(message: str) -> Any:
+    print(f"toolkit call: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+async def _call(server: Server, app: str, tool: str, arguments: _CallArguments, version: str) -> int:
+    """Call ``tool`` as a client of ``version``; print its result; the exit status."""
+    async with Client(server, protocol_version=version) as client:
+        try:
+            tools = {entry["name"]: entry.get("inputSchema", {}) for entry in await client.list_tools()}
+        except ClientError as exc:
+            return _rpc_error("tools/list", exc.error)
+        if tool not in tools:
+            names = sorted(tools)
+            shown = ", ".join(names[:MAX_TOOLS_LISTED]) + (", …" if len(names) > MAX_TOOLS_LISTED else "")
+            _usage(f"{app} has no tool {tool!r}; its tools: {shown or '(none)'}")
+        # Input schemas differ between eras only in boolean property schemas (true/false become
+        # {}/{"not": {}} for legacy clients), which never take only strings: this client's list will do.
+        values = {key: _argument_value(tools[tool], key, text) for key, text in arguments.assignments}
+        response = await client.request("tools/call", {"name": tool, "arguments": {**arguments.base, **values}})
+    if "error" in response:
+        return _rpc_error(tool, response["error"])
+    result: dict[str, Any] = response["result"]
+    print(json.dumps(result, indent=2))
+    return 1 if result.get("isError") else 0
+
+
+def _rpc_error(what: str, error: Mapping[str, Any]) -> int:
+    detail = f"\n{json.dumps(error['data'], indent=2)}" if error.get("data") is not None else ""
+    print(f"toolkit call: {what}: JSON-RPC error {error.get('code')}: {error.get('message')}{detail}", file=sys.stderr)
+    return 1
+
+
+def _argument_value(schema: Mapping[str, Any], key: str, text: str) -> Any:
+    """``KEY=VALUE``'s value: the text itself where the tool takes only a string, else JSON if it parses.
+
+    Text that is not JSON is sent as it is, so the server's validation names the argument.
+    """
+    found = list(_property_schemas(schema, schema, key, depth=0))
+    if found and all(_only_strings(schema, branch, depth=0) for branch in found):
+        return text
+    try:
+        return json.loads(text, parse_constant=_not_json)
+    except ValueError:
+        return text
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")  # json.loads would take NaN and Infinity
+
+
+MAX_SCHEMA_DEPTH = 32
+"""How deep ``toolkit call`` follows ``$ref`` and combinators looking at an input schema."""
+
+
+def _property_schemas(root: Mapping[str, Any], schema: Any, key: str, *, depth: int) -> Iterator[Any]:
+    """The schemas of property ``key``: under ``properties``, and in every branch of a root union."""
+    schema = _resolve(root, schema)
+    if not isinstance(schema, Mapping) or depth > MAX_SCHEMA_DEPTH:
+        return
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping) and key in properties:
+        yield properties[key]
+    for combinator in ("oneOf", "anyOf", "allOf"):
+        for branch in schema.get(combinator) or ():
+            yield from _property_schemas(root, branch, key, depth=depth + 1)
+
+
+def _only_strings(root: Mapping[str, Any], schema: Any, *, depth: int) -> bool:
+    """Whether ``schema`` accepts strings and nothing else (type, enum, const, or unions of those)."""
+    schema = _resolve(root, schema)
+    if not isinstance(schema, Mapping) or depth > MAX_SCHEMA_DEPTH:
+        return False
+    if "const" in schema:
+        return isinstance(schema["const"], str)
+    if "enum" in schema:
+        return bool(schema["enum"]) and all(isinstance(value, str) for value in schema["enum"])
+    if schema.get("type") in ("string", ["string"]):
+        return True
+    if any(_only_strings(root, branch, depth=depth + 1) for branch in schema.get("allOf") or ()):
+        return True
+    for combinator in ("anyOf", "oneOf"):
+        branches = schema.get(combinator)
+        if branches:
+            return all(_only_strings(root, branch, depth=depth + 1) for branch in branches)
+    return False
+
+
+def _resolve(root: Mapping[str, Any], schema: Any) -> Any:
+    """A same-document ``$ref`` (``#/$defs/Name``) followed to its target; anything else as it is."""
+    for _ in range(MAX_SCHEMA_DEPTH):
+        if not isinstance(schema, Mapping) or not isinstance(schema.get("$ref"), str):
+            return schema
+        pointer: str = schema["$ref"]
+        if not pointer.startswith("#"):
+            return None
+        target: Any = root
+        for escaped in filter(None, pointer[1:].split("/")):
+            token = escaped.replace("~1", "/").replace("~0", "~")
+            target = target.get(token) if isinstance(target, Mapping) else None
+        schema = target
+    return None
