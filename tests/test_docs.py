@@ -590,3 +590,38 @@ def test_readme_commands_exist() -> None:
         assert os.access(REPO / command, os.X_OK)
     for link in re.findall(r"\]\((docs/[^)#]+)", text):
         assert (REPO / link).is_file(), f"README.md links to {link}, which does not exist"
+
+
+def test_quickstart_toolkit_call_prints_what_a_client_gets(trips: Path) -> None:
+    line = next(line for line in bash_lines("quickstart.md") if " call " in line)
+    done = run_shell(line, trips)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == generated("quickstart.md", 'call:add:{"a": 2, "b": 3}')
+
+
+def test_quickstart_toolkit_dev_serves_the_page_it_prints(trips: Path) -> None:
+    line = next(line for line in bash_lines("quickstart.md") if line.endswith("toolkit dev server.py"))
+    port = free_port()
+    process = subprocess.Popen(
+        [*shlex.split(line), "--port", str(port)],
+        cwd=trips,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=SHELL_ENV,
+    )
+    try:
+        wait_for_port(port, process=process)
+        page = f"http://127.0.0.1:{port}/docs"
+        assert httpx.get(page).status_code == 200
+        assert "http://127.0.0.1:8000/docs" in page_text("quickstart.md")
+    finally:
+        stop(process)
+    assert process.stderr is not None
+    with process.stderr:
+        said = process.stderr.read()
+    assert f"toolkit dev: tools page at {page}" in said
+
+
+def page_text(name: str) -> str:
+    return page(name).read_text()
