@@ -411,14 +411,9 @@ def unlabelled_controls(driver: WebDriver) -> list[str]:
 
 
 def console_errors(driver: WebDriver) -> list[str]:
-    """SEVERE browser console entries since the last look (script errors, CSP violations, failed
-    loads), less Chromium's own request for /favicon.ico, which the page does not serve."""
+    """SEVERE browser console entries since the last look (script errors, CSP violations, failed loads)."""
     entries = driver.get_log("browser")
-    return [
-        f"{entry.get('source')}: {entry.get('message')}"
-        for entry in entries
-        if entry.get("level") == "SEVERE" and "/favicon.ico" not in str(entry.get("message"))
-    ]
+    return [f"{entry.get('source')}: {entry.get('message')}" for entry in entries if entry.get("level") == "SEVERE"]
 
 
 def screenshot(element: WebElement, path: Path) -> Path:

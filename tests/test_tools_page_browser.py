@@ -163,6 +163,13 @@ def test_nested_union_and_root_union_arguments(driver: Any, weather: PageServer,
     fill(card, "/value/fahrenheit", 212)
     assert call(driver, card) == "OK"
     assert natural_value(driver, card) == 100.0
+    # Numbers are shown as the server sent them (100.0, not JavaScript's 100), in every era's view.
+    assert text_of(one(card, ".natural-value")).strip() == "100.0"
+    assert '"structuredContent":100.0,' in "".join(text_of(one(card, ".wire-result")).split())
+    set_era(driver, "2025-11-25")
+    wire_result(driver, card, "2025-11-25")
+    assert '"structuredContent":{"result":100.0}' in "".join(text_of(one(card, ".wire-result")).split())
+    set_era(driver, "2026-07-28")
     assert_png(screenshot(card, tmp_path / "union.png"))
 
     card = tool_card(driver, "find_user")

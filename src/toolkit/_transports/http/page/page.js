@@ -33,7 +33,25 @@
   const attempt = (f, fallback) => { try { return f(); } catch { return fallback; } };
   const isObj = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
   const list = (v) => (Array.isArray(v) ? v : []);
-  const pretty = (v) => JSON.stringify(v, null, 2) ?? "(nothing)";
+  // Server JSON is parsed twice: plainly for the page's logic, and keeping each number's own text
+  // (100.0 stays 100.0) for what is shown and sent on, so a pane shows exactly what came.
+  const EXACT = Symbol("exact");
+  const keepNumber = (k, v, at) =>
+    typeof v === "number" && at && typeof at.source === "string" && at.source !== String(v) ? JSON.rawJSON(at.source) : v;
+  function twin(plain, exact) {
+    if (isObj(plain) || Array.isArray(plain)) {
+      Object.defineProperty(plain, EXACT, { value: exact });
+      for (const k of Object.keys(plain)) if (exact != null && typeof exact === "object") twin(plain[k], exact[k]);
+    }
+    return plain;
+  }
+  function parseServer(text) {
+    const plain = JSON.parse(text);
+    const exact = typeof JSON.rawJSON === "function" ? attempt(() => JSON.parse(text, keepNumber), null) : null;
+    return exact === null ? plain : twin(plain, exact);
+  }
+  const exactOf = (v) => (v !== null && typeof v === "object" && v[EXACT]) || v;
+  const pretty = (v) => JSON.stringify(exactOf(v), null, 2) ?? "(nothing)";
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   const pane = (cls, text, label) => el("pre", { class: cls, tabindex: 0, "aria-label": label, text });
   let ids = 0;
@@ -81,7 +99,7 @@
     if ((response.headers.get("Content-Type") || "").includes("text/event-stream")) message = await fromStream(response, id, onNote);
     else {
       text = await response.text();
-      message = attempt(() => JSON.parse(text), null);
+      message = attempt(() => parseServer(text), null);
     }
     const challenge = response.headers.get("WWW-Authenticate");
     const http = response.ok ? null : `HTTP ${response.status}${challenge ? `; WWW-Authenticate: ${challenge}` : ""}`;
@@ -100,7 +118,7 @@
     let buffer = "";
     let data = [];
     const take = () => {
-      const message = attempt(() => JSON.parse(data.join("\n")), null);
+      const message = attempt(() => parseServer(data.join("\n")), null);
       data = [];
       if (onNote && isObj(message) && message.method && message.id == null) attempt(() => onNote(message));
       return isObj(message) && message.id === id && ("result" in message || "error" in message) ? message : null;
@@ -691,16 +709,17 @@
       const other = res.resultType && res.resultType !== "complete" ? `resultType: ${res.resultType}` : null;
       status(statusSlot, failed ? "isError" : "OK", failed ? "error" : "ok", failed ? "The tool reported an error." : other);
       blockBox.replaceChildren(...blocks(res.content));
-      natural.textContent = "structuredContent" in res ? pretty(res.structuredContent) : "(no structured content)";
+      natural.textContent = "structuredContent" in res ? pretty(exactOf(res).structuredContent) : "(no structured content)";
       const text = list(res.content).find((b) => isObj(b) && b.type === "text");
       if (failed && text) markErrors(form, problems(String(text.text)));
       try {
         const response = await fetch(S.config.shapePath, {
           method: "POST",
           headers: { "Content-Type": "application/json" },
-          body: JSON.stringify({ result: res, outputSchema: isObj(tool.outputSchema) ? tool.outputSchema : null }),
+          body: JSON.stringify({ result: exactOf(res), outputSchema: isObj(tool.outputSchema) ? exactOf(tool.outputSchema) : null }),
         });
-        const body = await response.json().catch(() => null);
+        const answer = await response.text();
+        const body = attempt(() => parseServer(answer), null);
         if (!response.ok || !isObj(body)) throw new Error((body && body.error) || `HTTP ${response.status}`);
         if (done()) shaped = { byVersion: body };
       } catch (error) {
