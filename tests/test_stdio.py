@@ -7,6 +7,7 @@ basic/index (JSON-RPC messages), 2025-11-25 basic/lifecycle; ARCHITECTURE ยง1, ย
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -417,3 +418,23 @@ def test_python_dash_m_toolkit_runs_too() -> None:
         assert len(client.result("tools/list")["tools"]) == len(weather_module().server.tools)
         assert client.close() == 0
         assert client.invalid_lines == []
+
+
+@pytest.mark.parametrize("source", ["/dev/null", "file"])
+def test_stdin_the_event_loop_cannot_watch_is_read_to_its_end(source: str, tmp_path: Path) -> None:
+    """``toolkit run app.py < requests.jsonl`` (a regular file) and ``< /dev/null`` (epoll refuses it: EPERM)
+    are read by a thread instead; the server answers what there is and exits, rather than hanging."""
+    requests = tmp_path / "requests.jsonl"
+    call = {"name": "get_count", "arguments": {}, "_meta": modern_meta()}
+    requests.write_text(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}) + "\n")
+    with open(requests if source == "file" else "/dev/null", "rb") as stdin:
+        done = subprocess.run(
+            [PYTHON, "-m", "toolkit", "run", str(WEATHER)], stdin=stdin, capture_output=True, timeout=30, check=False
+        )
+    assert done.returncode == 0, done.stderr
+    assert b"Traceback" not in done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    if source == "/dev/null":
+        assert replies == []
+    else:
+        assert [(reply["id"], reply["result"]["structuredContent"]) for reply in replies] == [(1, 42)]

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import selectors
 import signal
 import stat
 import sys
@@ -226,8 +227,18 @@ def _protocol_stdout() -> Any:
         os.close(private)
 
 
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can watch ``fd`` (not so for ``/dev/null`` and some other devices: EPERM)."""
+    with selectors.DefaultSelector() as probe:
+        try:
+            probe.register(fd, selectors.EVENT_READ)
+        except (OSError, ValueError):
+            return False
+    return True
+
+
 def _file_reader(fd: int) -> Callable[[int], Awaitable[bytes]]:
-    """Reads for stdin that is a regular file (epoll cannot watch those): a worker thread."""
+    """Reads for stdin the event loop cannot watch (a regular file, ``/dev/null``): a worker thread."""
     file = os.fdopen(os.dup(fd), "rb", buffering=0)
 
     async def read(size: int) -> bytes:
@@ -285,7 +296,7 @@ async def serve_stdio(
             shutdown_grace=shutdown_grace,
         )
         stdin = sys.stdin.fileno()
-        if stat.S_ISREG(os.fstat(stdin).st_mode):
+        if stat.S_ISREG(os.fstat(stdin).st_mode) or not _pollable(stdin):
             await session.serve(_file_reader(stdin), stop)
         else:
             await session.serve_pipe(stdin, stop)
