@@ -148,6 +148,7 @@ async def test_shape_refuses_what_is_not_a_call_result() -> None:
             json.dumps({"result": {"content": "text"}}).encode(),
             json.dumps({"result": {"content": [{"type": "audio"}]}, "outputSchema": None}).encode(),
             json.dumps({"result": {"content": []}, "outputSchema": "array"}).encode(),
+            b'{"result": {"content": []}, "outputSchema": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
         ):
             answer = await http.post("/docs/shape", content=body)
             assert answer.status_code == 400, body

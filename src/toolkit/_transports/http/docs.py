@@ -146,7 +146,7 @@ class ToolsPage:
             if not isinstance(result, dict) or not (schema is None or isinstance(schema, dict)):
                 raise TypeError("result must be an object and outputSchema an object or null")
             shaped = self.options.shape(result, schema)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             detail = f"{type(exc).__name__}: {exc}" if isinstance(exc, KeyError) else str(exc)
             await _json(send, 400, {"error": f"not a tools/call result to shape: {detail}"})
             return
