@@ -301,8 +301,10 @@ def fill(scope: WebElement, pointer: str, value: Any) -> WebElement:
     if tag == "select":
         menu = Select(element)
         wanted = json.dumps(value)
-        if any(option.get_attribute("value") == wanted for option in menu.options):
-            menu.select_by_value(wanted)
+        by_value = [option for option in menu.options if option.get_attribute("value") == wanted]
+        if by_value:  # clicked rather than select_by_value: that builds a CSS selector from the value
+            if not by_value[0].is_selected():
+                by_value[0].click()
         else:
             menu.select_by_visible_text(str(value).lower() if isinstance(value, bool) else str(value))
     elif kind == "checkbox":

@@ -326,3 +326,42 @@ def test_resources_templates_and_prompts(driver: Any, hostile: PageServer) -> No
     assert "user" in text_of(message)
     assert "Say hello to Ada." in text_of(message)
     assert console_errors(driver) == []
+
+
+def no_pwn(driver: Any) -> None:
+    """Nothing of ``page_app.MARK`` became an element, and nothing it carries ran."""
+    assert every(driver, ".pwn") == []
+    assert every(driver, 'img[src="x"], img[src^="javascript" i], [onerror]') == []
+    assert driver.execute_script("return typeof window.__pwned") == "undefined"
+
+
+def test_markup_anywhere_stays_text_and_argument_names_cannot_break_the_page(driver: Any, hostile: PageServer) -> None:
+    open_page(driver, hostile.url)
+    assert page_app.MARK in text_of(one(driver, "#instructions"))
+    card = tool_card(driver, "hostile_everywhere")  # the page rendered: clobber's argument names broke nothing
+    assert page_app.MARK in card.text
+    icons = [icon.get_attribute("src") for icon in every(card, "img.icon")]
+    assert icons == [page_app.RED_DOT_ICON]
+    no_pwn(driver)
+
+    fill(card, "/label", "x")  # too short: the server's message names the field
+    assert call(driver, card) == "isError"
+    error = eventually(driver, lambda: one(card, ".field-error"), what="the field's error")
+    assert control(card, "/label").get_attribute("aria-invalid") == "true"
+    assert text_of(error).startswith("Invalid:")
+    no_pwn(driver)
+    fill(card, "/label", "long enough")
+    fill(card, "/pick", "<b class='pwn'>a</b>")
+    assert call(driver, card) == "OK"
+    shows(driver, card, ".content-blocks .block-text", "long enough <b class='pwn'>a</b>")
+    assert page_app.MARK in text_of(one(card, ".content-blocks"))
+    no_pwn(driver)
+
+    prompt = one(driver, 'section.prompt[data-prompt="clobber"]')
+    fill(prompt, "addEventListener", "one")
+    fill(prompt, "append", "two")
+    one(prompt, "button.get").click()
+    message = eventually(driver, lambda: one(prompt, ".prompt-messages .message"), what="the prompt's message")
+    assert f"one and two {page_app.MARK}" in text_of(message)
+    no_pwn(driver)
+    assert console_errors(driver) == []

@@ -8,6 +8,10 @@ than examples/weather.py has, and hostile text in every place the page shows ser
 - ``hostile_markup``'s description and result are markup that must show as text, never run.
 - ``media`` returns an image and ``resource_link`` blocks (one ``javascript:``, one ``https:``).
 - A text resource whose name is markup, a resource template and a prompt with an argument.
+- ``MARK`` (markup that would make elements of class ``pwn``) in the instructions, a tool's title,
+  a parameter's description, enum values, a validation message, a resource link's name, a prompt's
+  message and an icon list with a ``javascript:`` source; and ``clobber``, a prompt whose argument
+  names are those of a form's own methods (``addEventListener``, ``append``).
 """
 
 from __future__ import annotations
@@ -15,13 +19,16 @@ from __future__ import annotations
 import struct
 import zlib
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from toolkit import Image, ResourceLink, Server, Text
 
-server = Server("page-test", version="0.1.0", instructions="A server for the tools page's browser tests.")
+MARK = '<b class="pwn">bold</b><img class="pwn" src="x" onerror="window.__pwned=9">'
+"""Markup that, if the page ever parsed it, would leave elements of class ``pwn`` in the DOM."""
+
+server = Server("page-test", version="0.1.0", instructions="A server for the tools page's browser tests. " + MARK)
 
 Email = Annotated[str, Field(json_schema_extra={"format": "email"})]
 
@@ -138,3 +145,24 @@ def greet(name: str) -> str:
         name: Who to greet.
     """
     return f"Say hello to {name}."
+
+
+RED_DOT_ICON = "data:image/png;base64," + __import__("base64").b64encode(RED_DOT).decode()
+
+
+@server.tool(
+    title="Hostile " + MARK,
+    icons=[{"src": "javascript:window.__pwned=5"}, {"src": RED_DOT_ICON, "mimeType": "image/png"}],
+)
+def hostile_everywhere(
+    label: Annotated[str, Field(description="Help " + MARK, min_length=3)],
+    pick: Literal["<b class='pwn'>a</b>", "plain"] = "plain",
+) -> list[Text | ResourceLink]:
+    """Markup in its title, icons, help text and enum values; a link named with markup."""
+    return [Text(label + " " + pick), ResourceLink(HTTPS_URI, name=MARK)]
+
+
+@server.prompt
+def clobber(addEventListener: str, append: str) -> str:
+    """A prompt whose arguments are named like a form's own methods."""
+    return f"{addEventListener} and {append} {MARK}"

@@ -18,21 +18,24 @@
   const PROPS = new Set(["value", "checked", "hidden", "disabled", "required"]);
 
   // ---- Helpers
+  // Via the prototypes: a <form>'s controls shadow its methods by name (a control named "append").
+  const on = (node, type, f) => EventTarget.prototype.addEventListener.call(node, type, f);
   function el(tag, props, ...kids) {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(props || {})) {
       if (v == null || v === false) continue;
       if (k === "text") node.textContent = String(v);
-      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else if (k.startsWith("on")) on(node, k.slice(2), v);
       else if (PROPS.has(k)) node[k] = v;
       else node.setAttribute(k, v === true ? "" : String(v));
     }
-    for (const kid of kids.flat(4)) if (kid != null && kid !== false) node.append(kid);
+    for (const kid of kids.flat(4)) if (kid != null && kid !== false) Element.prototype.append.call(node, kid);
     return node;
   }
   const attempt = (f, fallback) => { try { return f(); } catch { return fallback; } };
   const isObj = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
   const list = (v) => (Array.isArray(v) ? v : []);
+  const own = (o, k) => (isObj(o) && Object.prototype.hasOwnProperty.call(o, k) ? o[k] : undefined);
   // Server JSON is parsed twice: plainly for the page's logic, and keeping each number's own text
   // (100.0 stays 100.0) for what is shown and sent on, so a pane shows exactly what came.
   const EXACT = Symbol("exact");
@@ -151,23 +154,25 @@
     return (await rpc(method, { ...params, _meta }, headers, onNote)).result;
   }
   const legacyHeaders = (v) => ({ "MCP-Protocol-Version": v, ...(S.sessions[v] && { "Mcp-Session-Id": S.sessions[v] }) });
+  function endSession(version, session) {
+    const headers = { "Mcp-Session-Id": session, "MCP-Protocol-Version": version, ...(S.token && { Authorization: `Bearer ${S.token}` }) };
+    fetch(S.config.mcpPath, { method: "DELETE", headers, keepalive: true }).catch(() => {});
+  }
   function closeSessions() {
-    for (const [version, session] of Object.entries(S.sessions)) {
-      const headers = { "Mcp-Session-Id": session, "MCP-Protocol-Version": version, ...(S.token && { Authorization: `Bearer ${S.token}` }) };
-      fetch(S.config.mcpPath, { method: "DELETE", headers, keepalive: true }).catch(() => {});
-    }
+    for (const [version, session] of Object.entries(S.sessions)) endSession(version, session);
     S.sessions = {};
   }
   // Every list as a client of `version` sees it (a legacy client initializes first), once per version.
   function listings(version) {
     if (S.listings[version]) return S.listings[version];
+    let session = null;
     const load = async () => {
       let caps = S.caps;
       let send = (method, params) => modern(method, params);
       if (version !== MODERN) {
         const clientInfo = { name: "toolkit tools page", version: "1" };
         const init = await rpc("initialize", { protocolVersion: version, capabilities: {}, clientInfo }, {});
-        const session = init.response.headers.get("Mcp-Session-Id");
+        session = init.response.headers.get("Mcp-Session-Id");
         if (session) S.sessions[version] = session;
         await rpc("notifications/initialized", undefined, legacyHeaders(version));
         caps = init.result.capabilities;
@@ -191,13 +196,31 @@
       await Promise.all(Object.entries(KINDS).map(fill));
       return out;
     };
-    (S.listings[version] = load()).catch(() => delete S.listings[version]);
-    return S.listings[version];
+    const loading = (S.listings[version] = load());
+    loading.catch(() => {
+      if (S.listings[version] === loading) delete S.listings[version];
+      if (!session) return;
+      endSession(version, session);
+      if (S.sessions[version] === session) delete S.sessions[version];
+    });
+    return loading;
   }
 
   // ---- JSON Schema
+  // The subschema whose $anchor or $dynamicAnchor is `name`, depth first.
+  function anchored(node, name, depth = 0) {
+    if (node === null || typeof node !== "object" || depth > 64) return undefined;
+    if (node.$anchor === name || node.$dynamicAnchor === name) return node;
+    for (const sub of Object.values(node)) {
+      const found = anchored(sub, name, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  // A $ref in the schema: "#/json/pointer" (percent- and ~-decoded) or "#anchor".
   function pointer(root, ref) {
     if (typeof ref !== "string" || !ref.startsWith("#")) return undefined;
+    if (ref.length > 1 && ref[1] !== "/") return anchored(root, attempt(() => decodeURIComponent(ref.slice(1)), ref.slice(1)));
     let node = root;
     for (const raw of ref.slice(1).split("/").slice(1)) {
       const key = attempt(() => decodeURIComponent(raw), raw).replace(/~1/g, "/").replace(/~0/g, "~");
@@ -242,9 +265,9 @@
     const types = [].concat(s.type || (s.properties ? "object" : []));
     if (types.length && !types.some((t) => TYPES[t] && TYPES[t](value))) return false;
     if (!isObj(value) || !isObj(s.properties)) return true;
-    if (list(s.required).some((k) => !(k in value))) return false;
-    if (s.additionalProperties === false && Object.keys(value).some((k) => !(k in s.properties))) return false;
-    return Object.entries(s.properties).every(([k, sub]) => !(k in value) || matches(root, sub, value[k], depth + 1));
+    if (list(s.required).some((k) => own(value, k) === undefined)) return false;
+    if (s.additionalProperties === false && Object.keys(value).some((k) => own(s.properties, k) === undefined)) return false;
+    return Object.entries(s.properties).every(([k, sub]) => own(value, k) === undefined || matches(root, sub, value[k], depth + 1));
   }
   // A branch's label when it has no title: "object: celsius", "object: kind="cat", lives", "null".
   function describe(root, schema) {
@@ -281,7 +304,7 @@
       const name = s["x-mcp-header"];
       if (typeof name === "string" && value != null && typeof value !== "object") out[`Mcp-Param-${name}`] = headerValue(value);
       if (isObj(s.properties) && isObj(value) && depth < 16) {
-        for (const [k, sub] of Object.entries(s.properties)) if (k in value) walk(sub, value[k], depth + 1);
+        for (const [k, sub] of Object.entries(s.properties)) if (own(value, k) !== undefined) walk(sub, value[k], depth + 1);
       }
     };
     walk(root, args, 0);
@@ -289,7 +312,8 @@
   }
 
   // ---- The call form: a control per argument, named by its JSON Pointer
-  // Each builder returns { node, get }: get() is the value, or undefined to leave the argument out.
+  // Each builder returns { node, get }: get() is the value, or undefined to leave the argument out;
+  // maybe quiet(): after get(), true when the value is only untouched checkboxes or required empties.
   function formBuilder(root, prefix) {
     const id = () => uid(prefix);
     const labelText = (o) => [o.label, o.required && !o.item ? [" ", el("span", { class: "req", text: "required" })] : null];
@@ -350,15 +374,18 @@
     }
     function bool(s, path, o, init) {
       if (!o.required && !("default" in s)) return choice(s, [true, false], path, o, init);
-      const control = el("input", { type: "checkbox", id: id(), name: path, checked: init === true });
-      return field(s, o, control, () => control.checked, "check");
+      let changed = false;
+      const control = el("input", { type: "checkbox", id: id(), name: path, checked: init === true, onchange: () => (changed = true) });
+      return { ...field(s, o, control, () => control.checked, "check"), quiet: () => !changed };
     }
-    // Option values are the JSON of each value, their text the value itself.
+    // Option values are the JSON of each value, their text the value itself, or its JSON unless all
+    // are strings that read as no other JSON value (["1", 1, null, "null"]).
     function choice(s, values, path, o, init) {
       const control = el("select", { id: id(), name: path });
       const known = values.find((v) => same(v, init));
+      const plain = values.every((v) => typeof v === "string" && !attempt(() => (JSON.parse(v), true), false));
       if (!(o.required && (values.length === 1 || known !== undefined))) control.append(el("option", { value: "", text: "(not set)" }));
-      for (const v of values) control.append(el("option", { value: JSON.stringify(v), text: typeof v === "string" && v ? v : JSON.stringify(v) }));
+      for (const v of values) control.append(el("option", { value: JSON.stringify(v), text: plain && v ? v : JSON.stringify(v) }));
       if (known !== undefined) control.value = JSON.stringify(known);
       return field(s, o, control, () => (control.value === "" ? undefined : JSON.parse(control.value)));
     }
@@ -376,20 +403,22 @@
       };
       return field({ ...s, title: [s.title, "JSON value"].filter(Boolean).join(" — ") }, o, control, get);
     }
+    // A map (additionalProperties a schema) is JSON; optional, it is set only by a value not quiet.
     function object(s, path, o, init) {
-      if (!isObj(s.properties) && s.additionalProperties !== false) return json(s, path, o, init);
+      if (s.additionalProperties !== false && (!isObj(s.properties) || s.additionalProperties !== undefined)) return json(s, path, o, init);
       const required = new Set(list(s.required));
       const kids = Object.entries(s.properties || {}).map(([k, sub]) => [
         k,
-        build(sub, ptr(path, k), { label: k, required: required.has(k), init: isObj(init) ? init[k] : undefined, refs: o.refs }),
+        build(sub, ptr(path, k), { label: k, required: required.has(k), init: own(init, k), refs: o.refs }),
       ]);
       const nodes = kids.length ? kids.map(([, w]) => w.node) : el("p", { class: "empty", text: path ? "No fields." : "This tool takes no arguments." });
+      let set = false;
       const get = () => {
-        const out = {};
-        for (const [k, w] of kids) if ((out[k] = w.get()) === undefined) delete out[k];
-        return Object.keys(out).length || o.required ? out : undefined;
+        const got = kids.map(([k, w]) => [k, w.get(), w]).filter(([, v]) => v !== undefined);
+        set = got.some(([, , w]) => !w.quiet || !w.quiet());
+        return set || o.required ? Object.fromEntries(got) : undefined; // keeps a key "__proto__"
       };
-      return { node: o.bare ? el("div", { class: "fields" }, nodes) : group(s, path, o, "object", nodes), get };
+      return { node: o.bare ? el("div", { class: "fields" }, nodes) : group(s, path, o, "object", nodes), get, quiet: () => !set };
     }
     function array(s, path, o, init) {
       const box = el("div", { class: "items" });
@@ -405,6 +434,7 @@
         const i = items.length;
         const name = `${o.label}[${i}]`;
         const w = build(itemSchema(i), ptr(path, i), { label: name, required: true, item: true, init: value, refs: o.refs });
+        w.blank = resolve(root, itemSchema(i), o.refs)[0].type === "string" ? "" : null;
         const remove = () => {
           const values = items.map((x) => attempt(x.get));
           values.splice(i, 1);
@@ -423,11 +453,15 @@
         if (first) first.focus();
       });
       render(list(init));
+      // Items keep their places: an empty one is "" (a string) or null, for the server to name.
       const get = () => {
-        const out = items.map((w) => w.get()).filter((v) => v !== undefined);
+        const out = items.map((w) => {
+          const v = w.get();
+          return v === undefined ? w.blank : v;
+        });
         return out.length || o.required || touched ? out : undefined;
       };
-      return { node: group(s, path, o, "array", [box, more]), get };
+      return { node: group(s, path, o, "array", [box, more]), get, quiet: () => !touched && !items.length };
     }
     // oneOf/anyOf: a branch picker at the value's path; the chosen branch's fields under the same path.
     function union(s, path, o, init) {
@@ -435,6 +469,8 @@
       const branches = (oneOf || anyOf).map((b) => {
         const [r, refs] = resolve(root, b, o.refs);
         const schema = { ...shared, ...r };
+        if (isObj(shared.properties)) schema.properties = { ...shared.properties, ...(isObj(r.properties) && r.properties) };
+        if (shared.required) schema.required = [...new Set(list(shared.required).concat(list(r.required)))];
         return { schema, refs, isNull: schema.type === "null" };
       });
       const nullable = branches.length === 2 && branches.some((b) => b.isNull);
@@ -478,6 +514,7 @@
       return cut < 0 ? ["", part] : [part.slice("arguments".length, cut), part.slice(cut + 2)];
     }) : [];
   }
+  // (A call form's controls are named "/...", with generated ids: none shadows a form property.)
   function controlAt(form, path) {
     const q = CSS.escape(path);
     return form.querySelector(`.fields-root [name="${q}"], .fields-root fieldset[data-path="${q}"], .fields-root .branch-picker[data-path="${q}"]`);
@@ -665,7 +702,7 @@
     };
     S.views.push({ era: showWire, listing() {} });
 
-    form.addEventListener("submit", async (event) => {
+    on(form, "submit", async (event) => {
       event.preventDefault();
       clearErrors(form);
       let values;
@@ -735,7 +772,8 @@
       columns(form, listingView("tools", tool.name)), result);
   }
 
-  // resources/read or prompts/get: the outcome in `slot`; the result, or null after an error.
+  // resources/read or prompts/get: the outcome in `slot`; the result, or null after an error. Each
+  // request has a new slot and body: a late answer to an earlier one lands in detached nodes.
   async function fetchInto(slot, body, run) {
     status(slot, "Loading…", "pending");
     body.replaceChildren();
@@ -789,7 +827,7 @@
     const form = el("form", { class: "template-form", novalidate: true, "aria-label": `Read ${uriTemplate}` },
       fields.map(([, node]) => node),
       el("div", { class: "actions" }, el("button", { type: "submit", class: "read" }, "Read")));
-    form.addEventListener("submit", (event) => {
+    on(form, "submit", (event) => {
       event.preventDefault();
       readInto(out, expand(uriTemplate, Object.fromEntries(inputs.map((i) => [i.name, i.value]))));
     });
@@ -804,14 +842,16 @@
     const made = args.map((a, i) => textField(String(a.name), `${key}-${i}`, a.required === true, [a.title, a.description].filter(Boolean).join(" · ")));
     const inputs = made.map(([input]) => input);
     const fields = made.map(([, node]) => node);
-    const slot = el("div", {});
-    const messages = el("div", { class: "prompt-messages" });
+    const output = el("div", { class: "prompt-output", "aria-live": "polite" });
     const form = el("form", { class: "prompt-form", novalidate: true, "aria-label": `Get prompt ${name}` },
       fields.length ? fields : el("p", { class: "empty", text: "This prompt takes no arguments." }),
       el("div", { class: "actions" }, el("button", { type: "submit", class: "get" }, "Get prompt")));
-    form.addEventListener("submit", async (event) => {
+    on(form, "submit", async (event) => {
       event.preventDefault();
       const values = Object.fromEntries(inputs.filter((i) => i.value !== "").map((i) => [i.name, i.value]));
+      const slot = el("div", {});
+      const messages = el("div", { class: "prompt-messages" });
+      output.replaceChildren(slot, messages);
       const result = await fetchInto(slot, messages, () => modern("prompts/get", { name, arguments: values }, name));
       if (!result) return;
       if (result.description) messages.append(el("p", { class: "muted", text: String(result.description) }));
@@ -821,7 +861,7 @@
     });
     return el("section", { class: "prompt card", id: uniqueId(`prompt-${name}`), "data-prompt": name },
       itemHead(prompt),
-      columns([form, el("div", { class: "prompt-output", "aria-live": "polite" }, slot, messages)], listingView("prompts", name)));
+      columns([form, output], listingView("prompts", name)));
   }
 
   // ---- The page
@@ -904,7 +944,7 @@
     const input = el("input", { type: "password", id: "token", autocomplete: "off", spellcheck: "false" });
     const form = el("form", { class: "token-form", novalidate: true },
       el("label", { for: "token", text: "Bearer token" }), input, el("button", { type: "submit", class: "secondary" }, "Use token"));
-    form.addEventListener("submit", (event) => {
+    on(form, "submit", (event) => {
       event.preventDefault();
       S.token = input.value.trim();
       load();
