@@ -13,7 +13,6 @@ from __future__ import annotations
 import html
 import json
 import logging
-import math
 import os
 import signal
 import socket
@@ -32,10 +31,9 @@ from starlette.routing import Route
 from ._errors import INTERNAL_ERROR
 from ._loader import auth_from_environment, load_target, store_from_environment
 from ._server import Server
-from ._transports.base import settle_allocator
 from ._transports.http.app import McpApp
 from ._transports.http.docs import ToolsPage
-from ._transports.http.runner import GracefulServer
+from ._transports.http.runner import graceful_server
 from ._transports.http.security import HostGuard
 
 DEV_SHUTDOWN_GRACE: Final = 2.0
@@ -114,17 +112,9 @@ def app_for(target: Server | McpApp, *, app_spec: str, path: str, docs: str) -> 
 
 def serve(app: McpApp, sock: socket.socket, *, log_level: str) -> None:
     """Serve ``app`` on ``sock`` until SIGTERM/SIGINT, as ``runner.serve_app`` serves on a port."""
-    endpoint = app.state.mcp
-    endpoint.shutdown_grace = DEV_SHUTDOWN_GRACE
-    config = uvicorn.Config(
-        app,
-        log_level=log_level,
-        lifespan="on",
-        timeout_graceful_shutdown=math.ceil(endpoint.shutdown_grace) + 2,
-    )
+    server = graceful_server(app, log_level=log_level, shutdown_grace=DEV_SHUTDOWN_GRACE)
     _quiet_restarts(log_level)
-    settle_allocator()
-    GracefulServer(config, endpoint).run(sockets=[sock])
+    server.run(sockets=[sock])
 
 
 def _quiet_restarts(log_level: str) -> None:

@@ -32,7 +32,7 @@ from ..._versions import (
     unsupported_version,
 )
 from ..base import EngineFacing, Lifecycle, Running
-from .asgi import header_map, respond, respond_error
+from .asgi import BodyTooLarge, header_map, read_body, respond, respond_error
 from .auth import BearerGate, ResourceMetadata
 from .events import can_resume, resume_stream, standalone_stream
 from .security import HostGuard, ToolHeaders, header_problem
@@ -223,20 +223,11 @@ class McpEndpoint:
         if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
             await respond_error(send, 413, INVALID_REQUEST, too_large)
             return None
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_body_bytes:
-                await respond_error(send, 413, INVALID_REQUEST, too_large)
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
+        try:
+            return await read_body(receive, self.max_body_bytes)
+        except BodyTooLarge:
+            await respond_error(send, 413, INVALID_REQUEST, too_large)
+            return None
 
     async def _post(
         self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], token: AccessToken | None

@@ -26,6 +26,27 @@ async def respond_error(
     await respond(send, status, encode(error_reply(request_id, code, message)), headers)
 
 
+class BodyTooLarge(Exception):
+    """A request body over the limit ``read_body`` was given."""
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """The request's whole body, or ``None`` if the client went away; ``BodyTooLarge`` past ``limit`` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
 def header_map(scope: Scope) -> dict[str, str]:
     """Lower-case header names to values; repeated headers joined with ", " (RFC 9110 §5.3)."""
     raw = scope["headers"]

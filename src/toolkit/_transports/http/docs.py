@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from .asgi import header_map, respond
+from .asgi import BodyTooLarge, header_map, read_body, respond
 from .security import HostGuard
 
 if TYPE_CHECKING:
@@ -135,10 +135,13 @@ class ToolsPage:
 
     async def _shape(self, receive: Receive, send: Send) -> None:
         """``{"result": CallToolResult seen by a 2026-07-28 client, "outputSchema": natural or null}`` → per version."""
-        body = await _read(receive)
-        if body is None:
+        try:
+            body = await read_body(receive, MAX_SHAPE_BYTES)
+        except BodyTooLarge:
             await _json(send, 413, {"error": f"the body is over {MAX_SHAPE_BYTES} bytes"})
             return
+        if body is None:
+            return  # the client went away
         try:
             request = json.loads(body)
             result = request["result"]
@@ -151,22 +154,6 @@ class ToolsPage:
             await _json(send, 400, {"error": f"not a tools/call result to shape: {detail}"})
             return
         await _json(send, 200, shaped)
-
-
-async def _read(receive: Receive) -> bytes | None:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return b""
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_SHAPE_BYTES:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
 
 
 async def _send(

@@ -37,6 +37,18 @@ def serve_app(
     shutdown_grace: float | None = None,
 ) -> None:
     """Serve an app made by ``server.http_app`` with uvicorn until SIGTERM/SIGINT."""
+    graceful_server(app, host=host, port=port, log_level=log_level, shutdown_grace=shutdown_grace).run()
+
+
+def graceful_server(
+    app: Starlette,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    log_level: str = "warning",
+    shutdown_grace: float | None = None,
+) -> GracefulServer:
+    """The uvicorn server ``serve_app`` runs (``.run()``; ``.run(sockets=[...])`` on sockets of one's own)."""
     endpoint: McpEndpoint = app.state.mcp
     if shutdown_grace is not None:
         endpoint.shutdown_grace = shutdown_grace
@@ -51,7 +63,7 @@ def serve_app(
         timeout_graceful_shutdown=math.ceil(endpoint.shutdown_grace) + 2,
     )
     settle_allocator()
-    GracefulServer(config, endpoint).run()
+    return GracefulServer(config, endpoint)
 
 
 def run_workers(
