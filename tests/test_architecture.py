@@ -29,9 +29,26 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("store", ("_session", "_events", "_mrtr", "_store")),
     ("auth", ("_auth",)),
     ("transports", ("_transports",)),
-    ("engine", ("_settings", "_scope", "_context", "_notifications", "_pages", "_tasks", "_engine")),
+    (
+        "engine",
+        (
+            "_settings",
+            "_scope",
+            "_context",
+            "_notifications",
+            "_pages",
+            "_tasks",
+            "_middleware",
+            "_telemetry",
+            "_engine",
+        ),
+    ),
+    ("middlewares", ("_middlewares",)),
     ("facade", ("_server",)),
-    ("entry", ("_loader", "_cli", "_dev", "_dev_server", "testing", "auth", "stores", "__main__", "__init__")),
+    (
+        "entry",
+        ("_loader", "_cli", "_dev", "_dev_server", "testing", "auth", "stores", "middleware", "__main__", "__init__"),
+    ),
 ]
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
 TRANSPORTS_MAY_IMPORT = {"foundation", "store", "auth", "transports"}

@@ -33,6 +33,7 @@ from ._errors import (
     ToolError,
 )
 from ._jsonrpc import Notification, Raw, Reply, Request, Response, TooDeep, encode, encode_result, error_reply
+from ._middleware import Middleware, Pipeline, call_tool, serve
 from ._notifications import Listener, Subscribers
 from ._pages import Pages
 from ._registry import Kind, Registry
@@ -42,6 +43,7 @@ from ._session import Connection, Session
 from ._settings import Settings
 from ._store.base import Store
 from ._tasks import Tasks
+from ._telemetry import RequestTrace, Telemetry
 from ._tools import Tool
 from ._types import (
     LOG_RANK,
@@ -63,7 +65,8 @@ Handler = Callable[[RequestScope], Awaitable[dict[str, Any] | Raw]]
 
 
 def _error(request_id: RequestId | None, exc: McpError) -> Reply:
-    return Reply(encode(error_reply(request_id, exc.code, exc.message, exc.data)), exc.http_status, True)
+    reply = encode(error_reply(request_id, exc.code, exc.message, exc.data))
+    return Reply(reply, exc.http_status, True, exc.http_headers or None)
 
 
 class Engine:
@@ -93,6 +96,9 @@ class Engine:
         self._bus: Store | None = None
         """The started shared store that carries change notifications to every replica, if any."""
         self.tasks = Tasks(settings, registry)
+        self.pipeline: Pipeline | None = None
+        """The middleware every request runs through; ``None``: none (the fast path)."""
+        self._telemetry = Telemetry()
         registry.on_change(self._changed)
         self._handlers: dict[str, Handler] = {
             "tools/list": self._tools_list,
@@ -107,6 +113,7 @@ class Engine:
             "tasks/cancel": self._task_method("cancel"),
         }
         self._legacy_only: dict[str, Handler] = {
+            "initialize": self._initialize,
             "ping": self._ping,
             "logging/setLevel": self._set_level,
             "resources/subscribe": self._subscribe,
@@ -139,6 +146,22 @@ class Engine:
         ``access_token`` is the caller's verified token (HTTP with ``auth=``): the request
         sees only what its scopes grant. Without one, nothing is hidden (stdio is trusted).
         """
+        trace = self._telemetry.start(request, request_info) if self.settings.tracing else None
+        if trace is None:
+            return await self._answer(request, connection, send, request_info, modern, access_token, None)
+        with trace:
+            return await self._answer(request, connection, send, request_info, modern, access_token, trace)
+
+    async def _answer(
+        self,
+        request: Request,
+        connection: Connection | None,
+        send: Send,
+        request_info: Any,
+        modern: bool | None,
+        access_token: AccessToken | None,
+        trace: RequestTrace | None,
+    ) -> Reply:
         try:
             if modern if modern is not None else is_modern_request(request.method, request.params):
                 scope: RequestScope | None = modern_scope(request, send)
@@ -146,19 +169,38 @@ class Engine:
                 scope = legacy_scope(request, connection, send)
             if scope is None:  # initialize
                 assert connection is not None
-                return self._initialize(request, connection, send)
+                scope = _initialize_scope(request, connection, send)
             scope.request_info = request_info
-            if access_token is not None:
-                scope.access_token = access_token
-                self._authorize(request, access_token)
-            handler = self._handler_for(scope)
-            result = await handler(scope)
+            scope.access_token = access_token
+            if trace is not None:
+                scope.trace = trace
+                trace.served(scope)
+            pipeline = self.pipeline
+            if pipeline is None:
+                result = await self._dispatch(scope)
+            else:
+                result = served = await serve(pipeline, scope, self._dispatch)
+                if scope.modern and "resultType" not in served:  # a middleware's own result
+                    result = self._finish(served, scope)
         except McpError as exc:
+            if trace is not None:
+                trace.failed(exc.code, exc.message)
             return _error(request.id, exc)
         except Exception:
             logger.exception("internal error while handling %s", request.method)
+            if trace is not None:
+                trace.failed(INTERNAL_ERROR, "Internal error")
             return _error(request.id, McpError(INTERNAL_ERROR, "Internal error", http_status=500))
         return Reply(encode_result(request.id, result))
+
+    async def _dispatch(self, scope: RequestScope) -> dict[str, Any] | Raw:
+        if scope.access_token is not None:
+            self._authorize(scope.method, scope.params, scope.access_token)
+        return await self._handler_for(scope)(scope)
+
+    def use(self, middlewares: list[Middleware]) -> None:
+        """Serve every request through ``middlewares`` (outermost first); none: the plain path."""
+        self.pipeline = Pipeline(middlewares) if middlewares else None
 
     def handle_notification(self, notification: Notification, connection: Connection | None) -> None:
         method = notification.method
@@ -181,9 +223,9 @@ class Engine:
         """The scopes the tool, resource or prompt a request targets requires (none for other requests)."""
         return self.registry.required_scopes(method, params)
 
-    def _authorize(self, request: Request, access_token: AccessToken) -> None:
+    def _authorize(self, method: str, params: dict[str, Any], access_token: AccessToken) -> None:
         """Refuse a request for something the token's scopes do not grant (HTTP checks first, with a challenge)."""
-        needed = self.required_scopes(request.method, request.params)
+        needed = self.required_scopes(method, params)
         if needed and not needed <= access_token.scopes:
             scopes = " ".join(sorted(needed))
             raise McpError(
@@ -291,19 +333,13 @@ class Engine:
 
     # --- legacy-only methods ----------------------------------------------------------------------
 
-    def _initialize(self, request: Request, connection: Connection, send: Send) -> Reply:
-        params = request.params
-        requested = params.get("protocolVersion")
-        if not isinstance(requested, str):
-            return _error(request.id, McpError(INVALID_PARAMS, 'Invalid params: initialize needs "protocolVersion"'))
-        session = connection.session
-        version = negotiate_legacy(requested)
-        session.version = version
-        capabilities = params.get("capabilities")
-        session.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
-        client_info = params.get("clientInfo")
-        session.client_info = client_info if isinstance(client_info, dict) else {}
-        session.notify = session.notify or send
+    async def _initialize(self, scope: RequestScope) -> dict[str, Any]:
+        session = scope.session
+        assert session is not None
+        version = session.version = scope.version
+        session.client_capabilities = scope.client_capabilities
+        session.client_info = scope.client_info or {}
+        session.notify = session.notify or scope.send
         self.subscribers.add_session(session)
         result: dict[str, Any] = {
             "protocolVersion": version,
@@ -312,7 +348,7 @@ class Engine:
         }
         if self.settings.instructions:
             result["instructions"] = self.settings.instructions
-        return Reply(encode_result(request.id, result))
+        return result
 
     async def _ping(self, scope: RequestScope) -> dict[str, Any]:
         return {}
@@ -439,13 +475,28 @@ class Engine:
                 return await self._start_task(scope, tool, arguments, ttl_ms)
         context = self._prepare(scope, name, arguments)
         try:
-            outcome = await tool.call(arguments, context)
+            outcome = await self._call(scope, tool, arguments, context)
         except InputRequired:
             return self._input_required(scope, name, arguments)
-        except ToolError as exc:  # raised outside the tool body (a missing legacy capability)
-            outcome = CallOutcome.error(str(exc))
+        if outcome.is_error and scope.trace is not None:
+            scope.trace.tool_error(outcome)
         result = _compat.call_result(outcome, self._shapes.get(tool, scope.version), scope.version)
         return self._finish(result, scope)
+
+    async def _call(self, scope: RequestScope, tool: Tool, arguments: dict[str, Any], context: Context) -> CallOutcome:
+        """Run ``tool`` through the ``on_call_tool`` middleware, traced when tracing is on."""
+        trace = scope.trace
+
+        async def run(arguments: dict[str, Any]) -> CallOutcome:
+            try:
+                if trace is not None:
+                    return await trace.call_tool(tool, arguments, context)
+                return await tool.call(arguments, context)
+            except ToolError as exc:  # raised outside the tool body (a missing legacy capability)
+                return CallOutcome.error(str(exc))
+
+        chain = self.pipeline.call_tool if self.pipeline is not None else None
+        return await (run(arguments) if chain is None else call_tool(chain, scope, tool, run))
 
     # --- tasks ------------------------------------------------------------------------------------
 
@@ -457,10 +508,7 @@ class Engine:
         context = self._prepare(scope, tool.name, arguments) if later else Context(scope, self._services)
 
         async def call() -> dict[str, Any]:
-            try:
-                outcome = await tool.call(arguments, context)
-            except ToolError as exc:
-                outcome = CallOutcome.error(str(exc))
+            outcome = await self._call(scope, tool, arguments, context)
             result = _compat.call_result(outcome, self._shapes.get(tool, scope.version), scope.version)
             return self._finish(result, scope)
 
@@ -696,3 +744,24 @@ def _arguments(params: dict[str, Any]) -> dict[str, Any]:
             INVALID_PARAMS, f'Invalid params: "arguments" {problem}', {"param": "arguments", "problem": problem}
         )
     return arguments
+
+
+def _initialize_scope(request: Request, connection: Connection, send: Send) -> RequestScope:
+    """``initialize``'s scope: the version it negotiates, the capabilities it declares, its session."""
+    params = request.params
+    requested = params.get("protocolVersion")
+    if not isinstance(requested, str):
+        raise McpError(INVALID_PARAMS, 'Invalid params: initialize needs "protocolVersion"')
+    capabilities = params.get("capabilities")
+    client_info = params.get("clientInfo")
+    return RequestScope(
+        request.id,
+        "initialize",
+        params,
+        negotiate_legacy(requested),
+        False,
+        capabilities if isinstance(capabilities, dict) else {},
+        client_info if isinstance(client_info, dict) else None,
+        send,
+        session=connection.session,
+    )

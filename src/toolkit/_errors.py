@@ -6,6 +6,7 @@ carry a failure between two layers of toolkit and never reach a user as such.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 # --- JSON-RPC error codes (JSON-RPC 2.0 §5.1; MCP 2026-07-28 basic/index, "Error Codes") -----------
@@ -69,15 +70,26 @@ class McpError(ToolkitError):
 
     Handlers raise it; the engine turns it into ``{"error": {"code", "message", "data"}}``.
     ``http_status`` is the status the Streamable HTTP transport answers with (the spec
-    gives some modern-era errors their own status).
+    gives some modern-era errors their own status), when the error is the whole HTTP
+    response; on stdio, and inside a stream, only the JSON-RPC error is sent.
     """
 
-    def __init__(self, code: int, message: str, data: Any = None, *, http_status: int = 200) -> None:
+    def __init__(
+        self,
+        code: int,
+        message: str,
+        data: Any = None,
+        *,
+        http_status: int = 200,
+        http_headers: Mapping[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.data = data
         self.http_status = http_status
+        self.http_headers = dict(http_headers) if http_headers else {}
+        """Headers the Streamable HTTP response carries too (``Retry-After`` with a 429, say)."""
 
 
 class StoreUnavailable(McpError):

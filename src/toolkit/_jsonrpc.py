@@ -75,12 +75,16 @@ Message = Request | Notification | Response | Invalid
 class Reply:
     """An encoded JSON-RPC response and the HTTP status the Streamable HTTP transport should use."""
 
-    __slots__ = ("body", "is_error", "status")
+    __slots__ = ("body", "headers", "is_error", "status")
 
-    def __init__(self, body: bytes, status: int = 200, is_error: bool = False) -> None:
+    def __init__(
+        self, body: bytes, status: int = 200, is_error: bool = False, headers: dict[str, str] | None = None
+    ) -> None:
         self.body = body
         self.status = status
         self.is_error = is_error
+        self.headers = headers
+        """Extra HTTP response headers (``Retry-After``), when the reply is a whole HTTP response."""
 
     def __repr__(self) -> str:
         return f"Reply(body={self.body!r}, status={self.status!r}, is_error={self.is_error!r})"

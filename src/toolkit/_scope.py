@@ -27,7 +27,9 @@ from ._versions import BEFORE_INITIALIZE, MODERN_VERSIONS, unsupported_version
 
 if TYPE_CHECKING:
     from ._auth.tokens import AccessToken
+    from ._middleware import McpRequest
     from ._tasks import TaskRun
+    from ._telemetry import RequestTrace
 
 
 class RequestScope:
@@ -52,7 +54,9 @@ class RequestScope:
         "send",
         "session",
         "task",
+        "trace",
         "version",
+        "view",
     )
 
     def __init__(
@@ -99,6 +103,10 @@ class RequestScope:
         """The task this call runs as, if it does (``ctx.elicit`` then asks through the task)."""
         self.begin: tuple[asyncio.Future[None], asyncio.Event] | None = begin
         """A call that becomes a task at ``ctx.begin_task()``: (asked for, the task exists)."""
+        self.trace: RequestTrace | None = None
+        """The request's span and measurement, when an OpenTelemetry SDK is configured."""
+        self.view: McpRequest | None = None
+        """What middleware sees of this request, once a middleware has seen it."""
 
     @property
     def caller(self) -> str | None:

@@ -19,6 +19,7 @@ from ._context import Context
 from ._engine import Engine
 from ._errors import RegistrationError
 from ._functions import declared_scopes, explained
+from ._middleware import Middleware, MiddlewareFunction, as_middleware
 from ._mrtr import StateSigner
 from ._prompts import Prompt
 from ._registry import Registry
@@ -158,6 +159,8 @@ class Server:
         required_scopes: Iterable[str] = (),
         scopes_supported: Iterable[str] | None = None,
         implied_scopes: Mapping[str, Iterable[str]] | None = None,
+        tracing: bool = True,
+        middleware: Iterable[Middleware | MiddlewareFunction] = (),
     ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -188,6 +191,7 @@ class Server:
             max_task_ttl_ms=max_task_ttl_ms,
             task_poll_interval_ms=task_poll_interval_ms,
             max_running_tasks=max_running_tasks,
+            tracing=tracing,
         )
         self.lifespan = lifespan
         self.lifespan_state: Any = None
@@ -196,6 +200,9 @@ class Server:
         self.store = store
         self.registry = Registry()
         self.engine = Engine(self.registry, self.settings, owner=self, lifespan_state=lambda: self.lifespan_state)
+        self._middleware: list[Middleware] = []
+        for each in middleware:
+            self.add_middleware(each)
         self.resource_server: ResourceServer | None = None
         """The OAuth resource server checking HTTP requests, when ``auth`` is set."""
         if auth is not None:
@@ -242,6 +249,7 @@ class Server:
     max_task_ttl_ms: _Setting[int] = _Setting()
     task_poll_interval_ms: _Setting[int] = _Setting()
     max_running_tasks: _Setting[int] = _Setting()
+    tracing: _Setting[bool] = _Setting()
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, tools={len(self.registry.tools)})"
@@ -436,6 +444,28 @@ class Server:
     def remove_prompt(self, name: str) -> None:
         """Unregister a prompt; connected clients are told the list changed."""
         self.registry.remove_prompt(name)
+
+    # --- middleware ---------------------------------------------------------------------------------
+
+    def add_middleware(self, middleware: Middleware | MiddlewareFunction) -> None:
+        """Run every request through ``middleware``, inside the ones added before it.
+
+        ``middleware`` is a ``toolkit.middleware.Middleware`` (override ``on_request``,
+        ``on_call_tool``, ``on_list``, ``on_read_resource``, ``on_get_prompt``) or an
+        ``async def (request, call_next)`` function, which wraps every request.
+        """
+        self._middleware.append(as_middleware(middleware))
+        self.engine.use(self._middleware)
+
+    def middleware(self, fn: MiddlewareFunction, /) -> MiddlewareFunction:
+        """Decorator: ``fn(request, call_next)`` wraps every request (see ``add_middleware``)."""
+        self.add_middleware(fn)
+        return fn
+
+    @property
+    def middlewares(self) -> tuple[Middleware, ...]:
+        """The middleware, outermost first."""
+        return tuple(self._middleware)
 
     def completion(self, *, argument: str, prompt: str | None = None, resource: str | None = None) -> Callable[[F], F]:
         """Register a completion function for one prompt argument or template variable.

@@ -35,6 +35,7 @@ class Settings:
         "task_ttl_ms",
         "title",
         "tool_timeout",
+        "tracing",
         "version",
         "website_url",
     )
@@ -62,6 +63,7 @@ class Settings:
         max_task_ttl_ms: int,
         task_poll_interval_ms: int,
         max_running_tasks: int,
+        tracing: bool = True,
     ) -> None:
         self.name = name
         self.version = version
@@ -83,3 +85,5 @@ class Settings:
         self.max_task_ttl_ms = max_task_ttl_ms
         self.task_poll_interval_ms = task_poll_interval_ms
         self.max_running_tasks = max_running_tasks
+        self.tracing = tracing
+        """Trace requests once the application configures an OpenTelemetry SDK (``False``: never)."""

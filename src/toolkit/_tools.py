@@ -348,6 +348,18 @@ class Tool:
 
     async def call(self, arguments: dict[str, Any] | None, context: Any) -> CallOutcome:
         """Run the tool. Argument and tool failures come back as ``is_error`` outcomes."""
+        prepared = await self.prepare(arguments, context)
+        if not isinstance(prepared, dict):
+            return prepared
+        value = await self.run(prepared)
+        if isinstance(value, CallOutcome):
+            return value
+        return self.finish(value)
+
+    # The three phases of ``call`` (tracing times each one).
+
+    async def prepare(self, arguments: dict[str, Any] | None, context: Any) -> dict[str, Any] | CallOutcome:
+        """The function's keyword arguments from validated ``arguments``, or the ``is_error`` outcome."""
         size = await normalize_arguments(arguments, self.max_argument_depth) if arguments else 0
         if size < 0:
             return self.too_deep()
@@ -357,6 +369,10 @@ class Tool:
             return CallOutcome.error(f"Invalid arguments for tool {self.name!r}: {exc}")
         if self.info.context_param is not None:
             kwargs[self.info.context_param] = context
+        return kwargs
+
+    async def run(self, kwargs: dict[str, Any]) -> Any:
+        """The function's return value, or a ``CallOutcome`` for a failure (see ``failed``)."""
         try:
             if self.inline:
                 value = self.info.fn(**kwargs)
@@ -382,6 +398,15 @@ class Tool:
             if self.mask_errors:
                 return CallOutcome.error(f"Error executing tool {self.name!r}")
             return CallOutcome.error(f"Error executing tool {self.name!r}: {type(exc).__name__}: {exc}")
+        return value
+
+    @staticmethod
+    def failed(value: Any) -> bool:
+        """Whether ``run`` ended in a failure rather than with the function's value."""
+        return isinstance(value, CallOutcome)
+
+    def finish(self, value: Any) -> CallOutcome:
+        """The outcome of the function's return value (serialized, checked against the output schema)."""
         try:
             return self.outcome(value)
         except OutputInvalid as exc:

@@ -367,7 +367,9 @@ class McpEndpoint:
             message = f"Service Unavailable: the server's limit of {limit} sessions is reached"
             await respond_error(send, 503, INVALID_REQUEST, message, request.id)
             return
-        headers = [] if reply.is_error else [("mcp-session-id", session.id)]
+        headers = list(reply.headers.items()) if reply.headers else []
+        if not reply.is_error:
+            headers.append(("mcp-session-id", session.id))
         await respond(send, reply.status, reply.body, headers)
 
     async def _post_stateless_legacy(

@@ -404,7 +404,8 @@ class _Exchange:
         if item.reply is None:  # cancelled by notifications/cancelled: nothing to answer
             await respond(self.send, 204)
         else:
-            await respond(self.send, item.reply.status, item.reply.body)
+            reply = item.reply
+            await respond(self.send, reply.status, reply.body, reply.headers.items() if reply.headers else ())
 
 
 class _SlowWatch:
