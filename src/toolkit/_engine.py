@@ -29,16 +29,15 @@ from ._errors import (
     McpError,
     PromptError,
     ResourceError,
-    StoreUnavailable,
     ToolError,
 )
 from ._jsonrpc import Notification, Raw, Reply, Request, Response, TooDeep, encode, encode_result, error_reply
 from ._middleware import Middleware, Pipeline, call_tool, serve
-from ._notifications import Listener, Subscribers
+from ._notifications import Announcer, Listener, Subscribers
 from ._pages import Pages
 from ._registry import Kind, Registry
 from ._resources import Resource, ResourceTemplate
-from ._scope import RequestScope, legacy_scope, modern_scope
+from ._scope import RequestScope, initialize_scope, legacy_scope, modern_scope
 from ._session import Connection, Session
 from ._settings import Settings
 from ._store.base import Store
@@ -53,7 +52,6 @@ from ._types import (
 from ._versions import (
     KNOWN_VERSIONS,
     is_modern_request,
-    negotiate_legacy,
 )
 
 if TYPE_CHECKING:
@@ -91,10 +89,7 @@ class Engine:
         self._pages = Pages(registry)
         self._shapes = _compat.ToolShapes()
         self._server_info: dict[str, dict[str, Any]] = {}
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._background: set[asyncio.Task[Any]] = set()
-        self._bus: Store | None = None
-        """The started shared store that carries change notifications to every replica, if any."""
+        self.announcer = Announcer(self.subscribers)
         self.tasks = Tasks(settings, registry)
         self.pipeline: Pipeline | None = None
         """The middleware every request runs through; ``None``: none (the fast path)."""
@@ -169,7 +164,7 @@ class Engine:
                 scope = legacy_scope(request, connection, send)
             if scope is None:  # initialize
                 assert connection is not None
-                scope = _initialize_scope(request, connection, send)
+                scope = initialize_scope(request, connection, send)
             scope.request_info = request_info
             scope.access_token = access_token
             if trace is not None:
@@ -253,7 +248,7 @@ class Engine:
         """Serve with a started store: changes go to every replica, and replicas share one state key and tasks."""
         if not store.shared:
             return
-        self._bus = store
+        self.announcer.bus = store
         self.tasks.attach(store)
         signer = self.settings.state_signer
         if signer.generated:  # no secret configured: agree on one with the other replicas
@@ -262,7 +257,7 @@ class Engine:
                 signer.adopt(secret)
 
     def detach_store(self) -> None:
-        self._bus = None
+        self.announcer.bus = None
         self.tasks.detach()
 
     async def stop_tasks(self) -> None:
@@ -271,13 +266,10 @@ class Engine:
 
     def handle_broadcast(self, message: dict[str, Any]) -> None:
         """A change announced by some replica (this one included): tell the listeners connected here."""
-        kind = message.get("t")
-        if kind == "changed" and message.get("k") in ("tools", "resources", "prompts"):
-            self._deliver_changed(message["k"])
-        elif kind == "updated" and isinstance(message.get("u"), str):
-            self._spawn(self.subscribers.resource_updated(message["u"]))
-        elif kind == "task":
+        if message.get("t") == "task":
             self.tasks.on_bus(message)
+        else:
+            self.announcer.on_broadcast(message)
 
     # --- era handling ---------------------------------------------------------------------------
 
@@ -663,65 +655,17 @@ class Engine:
 
     def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         """The loop serving clients: changes made from worker threads are announced there."""
-        self._loop = loop
+        self.announcer.loop = loop
 
     def _changed(self, kind: Kind) -> None:
         self._pages.invalidate(kind)
         if kind == "tools":
             self._shapes.clear()
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            # Not on an event loop: at import time (nobody to tell), or in a sync tool's worker
-            # thread (hand the notification to the loop that serves the clients).
-            if self._loop is not None and not self._loop.is_closed():
-                self._loop.call_soon_threadsafe(self._announce, kind)
-            return
-        self._announce(kind)
-
-    def _announce(self, kind: Kind) -> None:
-        listed = "resources" if kind == "templates" else kind
-        if self._bus is not None:
-            self._spawn(self._broadcast({"t": "changed", "k": listed}, lambda: self._deliver_changed(listed)))
-        else:
-            self._deliver_changed(listed)
-
-    def _deliver_changed(self, kind: str) -> None:
-        deliveries = self.subscribers.list_changed(kind)
-        if deliveries:
-            self._spawn(_deliver(deliveries))
-
-    def _spawn(self, work: Awaitable[None]) -> None:
-        task = asyncio.get_running_loop().create_task(_run(work))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    async def _broadcast(self, message: dict[str, Any], locally: Callable[[], Any]) -> None:
-        """Publish to every replica; if the store is out of reach, at least tell the listeners here."""
-        assert self._bus is not None
-        try:
-            await self._bus.publish(message)
-        except StoreUnavailable as exc:
-            logger.warning("%s: change announced to this replica only", exc.message)
-            result = locally()
-            if asyncio.iscoroutine(result):
-                await result
+        self.announcer.changed("resources" if kind == "templates" else kind)
 
     async def resource_updated(self, uri: str) -> None:
         """Tell the subscribers of ``uri`` that it changed (on every replica, with a shared store)."""
-        if self._bus is not None:
-            await self._broadcast({"t": "updated", "u": uri}, lambda: self.subscribers.resource_updated(uri))
-        else:
-            await self.subscribers.resource_updated(uri)
-
-
-async def _deliver(deliveries: list[Awaitable[None]]) -> None:
-    for delivery in deliveries:
-        await delivery
-
-
-async def _run(work: Awaitable[None]) -> None:
-    await work
+        await self.announcer.resource_updated(uri)
 
 
 def _required_str(params: dict[str, Any], name: str) -> str:
@@ -744,24 +688,3 @@ def _arguments(params: dict[str, Any]) -> dict[str, Any]:
             INVALID_PARAMS, f'Invalid params: "arguments" {problem}', {"param": "arguments", "problem": problem}
         )
     return arguments
-
-
-def _initialize_scope(request: Request, connection: Connection, send: Send) -> RequestScope:
-    """``initialize``'s scope: the version it negotiates, the capabilities it declares, its session."""
-    params = request.params
-    requested = params.get("protocolVersion")
-    if not isinstance(requested, str):
-        raise McpError(INVALID_PARAMS, 'Invalid params: initialize needs "protocolVersion"')
-    capabilities = params.get("capabilities")
-    client_info = params.get("clientInfo")
-    return RequestScope(
-        request.id,
-        "initialize",
-        params,
-        negotiate_legacy(requested),
-        False,
-        capabilities if isinstance(capabilities, dict) else {},
-        client_info if isinstance(client_info, dict) else None,
-        send,
-        session=connection.session,
-    )

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ._errors import StoreUnavailable
 from ._session import Session
+from ._store.base import Store
 from ._types import SUBSCRIPTION_ID_KEY, RequestId, Send
 
 logger = logging.getLogger("toolkit")
@@ -102,3 +104,82 @@ async def _quietly(sending: Awaitable[None]) -> None:
         await sending
     except Exception:  # a closed stream must not stop the others from hearing about it
         logger.debug("could not deliver a notification", exc_info=True)
+
+
+class Announcer:
+    """Tells the listeners about changes: those connected here, or, with a shared store, every replica's.
+
+    With a store, a change is published on its bus and each replica (this one too) delivers it
+    to its own listeners when the message comes back (``on_broadcast``).
+    """
+
+    def __init__(self, subscribers: Subscribers) -> None:
+        self.subscribers = subscribers
+        self.bus: Store | None = None
+        """The started shared store that carries change notifications to every replica, if any."""
+        self.loop: asyncio.AbstractEventLoop | None = None
+        """The loop serving clients: changes made from worker threads are announced there."""
+        self._background: set[asyncio.Task[Any]] = set()
+
+    def changed(self, kind: str) -> None:
+        """The list of ``kind`` changed (from the event loop, a worker thread, or at import time)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            # Not on an event loop: at import time (nobody to tell), or in a sync tool's worker
+            # thread (hand the notification to the loop that serves the clients).
+            if self.loop is not None and not self.loop.is_closed():
+                self.loop.call_soon_threadsafe(self._announce, kind)
+            return
+        self._announce(kind)
+
+    def _announce(self, kind: str) -> None:
+        if self.bus is not None:
+            self._spawn(self._broadcast({"t": "changed", "k": kind}, lambda: self._deliver_changed(kind)))
+        else:
+            self._deliver_changed(kind)
+
+    def on_broadcast(self, message: dict[str, Any]) -> None:
+        """A change some replica (this one included) published: tell the listeners connected here."""
+        kind = message.get("t")
+        if kind == "changed" and message.get("k") in ("tools", "resources", "prompts"):
+            self._deliver_changed(message["k"])
+        elif kind == "updated" and isinstance(message.get("u"), str):
+            self._spawn(self.subscribers.resource_updated(message["u"]))
+
+    def _deliver_changed(self, kind: str) -> None:
+        deliveries = self.subscribers.list_changed(kind)
+        if deliveries:
+            self._spawn(_deliver(deliveries))
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.get_running_loop().create_task(_run(work))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _broadcast(self, message: dict[str, Any], locally: Callable[[], Any]) -> None:
+        """Publish to every replica; if the store is out of reach, at least tell the listeners here."""
+        assert self.bus is not None
+        try:
+            await self.bus.publish(message)
+        except StoreUnavailable as exc:
+            logger.warning("%s: change announced to this replica only", exc.message)
+            result = locally()
+            if asyncio.iscoroutine(result):
+                await result
+
+    async def resource_updated(self, uri: str) -> None:
+        """Tell the subscribers of ``uri`` that it changed (on every replica, with a shared store)."""
+        if self.bus is not None:
+            await self._broadcast({"t": "updated", "u": uri}, lambda: self.subscribers.resource_updated(uri))
+        else:
+            await self.subscribers.resource_updated(uri)
+
+
+async def _deliver(deliveries: list[Awaitable[None]]) -> None:
+    for delivery in deliveries:
+        await delivery
+
+
+async def _run(work: Awaitable[None]) -> None:
+    await work

@@ -23,7 +23,7 @@ from ._types import (
     RequestId,
     Send,
 )
-from ._versions import BEFORE_INITIALIZE, MODERN_VERSIONS, unsupported_version
+from ._versions import BEFORE_INITIALIZE, MODERN_VERSIONS, negotiate_legacy, unsupported_version
 
 if TYPE_CHECKING:
     from ._auth.tokens import AccessToken
@@ -191,6 +191,27 @@ def legacy_scope(request: Request, connection: Connection | None, send: Send) ->
         session=session,
         log_level=session.log_level,
         progress_token=_progress_token(meta) if isinstance(meta, dict) else None,
+    )
+
+
+def initialize_scope(request: Request, connection: Connection, send: Send) -> RequestScope:
+    """``initialize``'s scope: the version it negotiates, the capabilities it declares, its session."""
+    params = request.params
+    requested = params.get("protocolVersion")
+    if not isinstance(requested, str):
+        raise McpError(INVALID_PARAMS, 'Invalid params: initialize needs "protocolVersion"')
+    capabilities = params.get("capabilities")
+    client_info = params.get("clientInfo")
+    return RequestScope(
+        request.id,
+        "initialize",
+        params,
+        negotiate_legacy(requested),
+        False,
+        capabilities if isinstance(capabilities, dict) else {},
+        client_info if isinstance(client_info, dict) else None,
+        send,
+        session=connection.session,
     )
 
 

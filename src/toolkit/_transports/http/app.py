@@ -32,7 +32,7 @@ from ..._versions import (
     unsupported_version,
 )
 from ..base import EngineFacing, Lifecycle, Running
-from .asgi import BodyTooLarge, header_map, read_body, respond, respond_error
+from .asgi import BodyTooLarge, RequestInfo, header_map, read_body, respond, respond_error
 from .auth import BearerGate, ResourceMetadata
 from .events import can_resume, resume_stream, standalone_stream
 from .security import HostGuard, ToolHeaders, header_problem
@@ -320,7 +320,7 @@ class McpEndpoint:
             return
         if initializing:
             assert isinstance(message, Request)
-            await self._initialize(message, send, token)
+            await self._initialize(message, scope, send, token)
             return
         session = await self._session_for_post(headers, send, request_id, token)
         if session is None:
@@ -357,9 +357,12 @@ class McpEndpoint:
             await respond_error(send, 404, INVALID_REQUEST, "Not Found: unknown or terminated session", request_id)
         return session
 
-    async def _initialize(self, request: Request, send: Send, token: AccessToken | None) -> None:
+    async def _initialize(self, request: Request, scope: Scope, send: Send, token: AccessToken | None) -> None:
         session = self.sessions.new(token.caller if token is not None else None)
-        reply = await self.engine.handle_request(request, session.connection, _drop, access_token=token)
+        info = RequestInfo(scope, _nothing_to_close)
+        reply = await self.engine.handle_request(
+            request, session.connection, _drop, request_info=info, access_token=token
+        )
         if reply.is_error:
             self.engine.forget(session.connection.session)
         elif not await self.sessions.add(session):
@@ -446,6 +449,10 @@ class McpEndpoint:
 
 async def _drop(message: dict[str, Any]) -> None:
     """``initialize`` sends nothing before its response."""
+
+
+async def _nothing_to_close() -> None:
+    """``initialize`` is answered with plain JSON: there is no stream for a handler to close."""
 
 
 class _Started:
