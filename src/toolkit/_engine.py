@@ -476,19 +476,11 @@ class Engine:
         return self._finish(result, scope)
 
     async def _call(self, scope: RequestScope, tool: Tool, arguments: dict[str, Any], context: Context) -> CallOutcome:
-        """Run ``tool`` through the ``on_call_tool`` middleware, traced when tracing is on."""
-        trace = scope.trace
-
-        async def run(arguments: dict[str, Any]) -> CallOutcome:
-            try:
-                if trace is not None:
-                    return await trace.call_tool(tool, arguments, context)
-                return await tool.call(arguments, context)
-            except ToolError as exc:  # raised outside the tool body (a missing legacy capability)
-                return CallOutcome.error(str(exc))
-
+        """Run ``tool`` through the ``on_call_tool`` middleware, if any."""
         chain = self.pipeline.call_tool if self.pipeline is not None else None
-        return await (run(arguments) if chain is None else call_tool(chain, scope, tool, run))
+        if chain is None:
+            return await _run_tool(scope, tool, arguments, context)
+        return await call_tool(chain, scope, tool, lambda arguments: _run_tool(scope, tool, arguments, context))
 
     # --- tasks ------------------------------------------------------------------------------------
 
@@ -666,6 +658,16 @@ class Engine:
     async def resource_updated(self, uri: str) -> None:
         """Tell the subscribers of ``uri`` that it changed (on every replica, with a shared store)."""
         await self.announcer.resource_updated(uri)
+
+
+async def _run_tool(scope: RequestScope, tool: Tool, arguments: dict[str, Any], context: Context) -> CallOutcome:
+    """``tool.call``, traced when tracing is on."""
+    try:
+        if scope.trace is not None:
+            return await scope.trace.call_tool(tool, arguments, context)
+        return await tool.call(arguments, context)
+    except ToolError as exc:  # raised outside the tool body (a missing legacy capability)
+        return CallOutcome.error(str(exc))
 
 
 def _required_str(params: dict[str, Any], name: str) -> str:
