@@ -546,3 +546,34 @@ async def test_short_circuit_transform_and_failure_over_http() -> None:
             forbidden = await modern.call_tool("forbidden")
             assert forbidden.error["code"] == -32001
             assert (await modern.call_tool("add", {"a": 2, "b": 5})).result["structuredContent"] == 7
+
+
+# --- tasks ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [MODERN, LEGACY])
+async def test_on_call_tool_wraps_a_tasks_run_and_its_result_is_the_tasks_result(version: str) -> None:
+    trail: list[str] = []
+
+    class Tag(Middleware):
+        async def on_request(self, request: McpRequest, call_next: CallNext[dict[str, Any]]) -> dict[str, Any]:
+            trail.append(request.method)
+            return await call_next(request)
+
+        async def on_call_tool(self, request: McpRequest, call_next: CallNext[ToolResult]) -> ToolResult:
+            trail.append(f"on_call_tool {request.name}")
+            result = await call_next(request)
+            return ToolResult(structured_content={"report": result.structured_content, "checked": True})
+
+    server = make_server(Tag())
+
+    @server.tool(task="optional")
+    async def build(topic: str) -> dict[str, Any]:
+        return {"topic": topic}
+
+    async with Client(server, protocol_version=version) as client:
+        result = await client.call_task("build", {"topic": "t"})
+    structured = result["structuredContent"]
+    assert structured == {"report": {"topic": "t"}, "checked": True}
+    assert trail.count("on_call_tool build") == 1  # once, inside the task
+    assert trail.index("on_call_tool build") > trail.index("tools/call")  # in the task, after the call
