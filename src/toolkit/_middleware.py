@@ -43,6 +43,7 @@ CallNext = Callable[["McpRequest"], Awaitable[T]]
 """What a hook calls to pass the request on: the next hook, or the handler itself."""
 
 HOOKS = ("on_request", "on_call_tool", "on_list", "on_read_resource", "on_get_prompt")
+_URI_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
 LIST_METHODS = frozenset({"tools/list", "resources/list", "resources/templates/list", "prompts/list"})
 
 
@@ -122,9 +123,11 @@ class McpRequest:
 
     @property
     def uri(self) -> str | None:
-        """The resource ``resources/read`` (and ``resources/subscribe``) names."""
-        uri = self._scope.params.get("uri")
-        return uri if isinstance(uri, str) else None
+        """The resource ``resources/read``, ``resources/subscribe`` or ``resources/unsubscribe`` names."""
+        if self._scope.method in _URI_METHODS:
+            uri = self._scope.params.get("uri")
+            return uri if isinstance(uri, str) else None
+        return None
 
     @property
     def arguments(self) -> dict[str, Any]:
