@@ -27,7 +27,6 @@ import logging
 import secrets
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, Final
-from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
@@ -43,6 +42,7 @@ from .._types import RequestId
 from .base import GET_STREAM_CLAIM_SECONDS, BusMessage, OnMessage, Store
 from .sessions import SessionRecord
 from .tasks import TaskStore
+from .urls import redacted
 
 logger = logging.getLogger("toolkit")
 
@@ -134,16 +134,6 @@ def _client(url: str, timeout: float, max_connections: int) -> Any:
         retry_on_error=[RedisConnectionError],
     )
     return aioredis.Redis.from_pool(pool)  # closing the client closes its pool
-
-
-def redacted(url: str) -> str:
-    """``url`` without its password, for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = f"{parts.username}:***@" if parts.username else ":***@"
-    return urlunsplit(parts._replace(netloc=user + netloc))
 
 
 class RedisStore(Store):
