@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 from .._errors import McpError, StoreUnavailable
 from .._middleware import CallNext, McpRequest, Middleware
-from .._store.urls import redacted
+from .._store.base import redacted
 
 if TYPE_CHECKING:
     from limits import RateLimitItem

@@ -22,6 +22,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit, urlunsplit
 
 if TYPE_CHECKING:
     from .._events import EventStore
@@ -239,3 +240,13 @@ class MemoryStore(Store):
 def _copy(record: SessionRecord) -> SessionRecord:
     """What a store hands out is the caller's to change; what it keeps changes only through its methods."""
     return dataclasses.replace(record, subscriptions=set(record.subscriptions))
+
+
+def redacted(url: str) -> str:
+    """``url`` without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    user = f"{parts.username}:***@" if parts.username else ":***@"
+    return urlunsplit(parts._replace(netloc=user + netloc))

@@ -39,10 +39,9 @@ from .._errors import INTERNAL_ERROR, StoreUnavailable
 from .._events import SEPARATOR, EventStore
 from .._jsonrpc import encode, error_reply
 from .._types import RequestId
-from .base import GET_STREAM_CLAIM_SECONDS, BusMessage, OnMessage, Store
+from .base import GET_STREAM_CLAIM_SECONDS, BusMessage, OnMessage, Store, redacted
 from .sessions import SessionRecord
 from .tasks import TaskStore
-from .urls import redacted
 
 logger = logging.getLogger("toolkit")
 

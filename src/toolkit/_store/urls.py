@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
-
 from .base import MemoryStore, Store
 
 
@@ -21,13 +19,3 @@ def open_store(url: str) -> Store:
             ) from exc
         return RedisStore(url)
     raise ValueError(f"store: {url!r} is not a store URL; use redis://HOST:PORT/DB, or memory")
-
-
-def redacted(url: str) -> str:
-    """``url`` without its password, for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = f"{parts.username}:***@" if parts.username else ":***@"
-    return urlunsplit(parts._replace(netloc=user + netloc))
