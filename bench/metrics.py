@@ -19,6 +19,16 @@ CALL_MODES = {"stdio": "stdio", "http_seq": "HTTP sequential", "http_c16": "HTTP
 # The auth scenario's two batches: one reusable token on every call, or a new token on every call.
 AUTH_VARIANTS = {"same": "same token", "fresh": "fresh token"}
 AUTH_TARGET = Fraction(5, 4)  # authenticated / unauthenticated server CPU per call, HTTP sequential
+# The middleware scenario: the items server without and with a middleware or tracing (the
+# BENCH_MIDDLEWARE variants of bench/servers/toolkit_server.py), stdio and HTTP sequential.
+MIDDLEWARE_VARIANTS = {
+    "none": "no middleware",
+    "passthrough": "pass-through middleware",
+    "logging": "RequestLogging",
+    "otel": "OpenTelemetry SDK",
+}
+MIDDLEWARE_MODES = {"stdio": "stdio", "http_seq": "HTTP sequential"}
+MIDDLEWARE_METRICS = ("cpu_us", "p50_us")  # the middleware batches' figures (cpu_ratio is derived after the run)
 # The store scenario: examples/weather.py's forecast tool over HTTP, one sequential client, with
 # the memory store and with --store redis://; its batches, each an era and an Accept header.
 STORES = ("memory", "redis")
@@ -109,6 +119,24 @@ def _catalogue() -> list[Metric]:
                     ratio_of=(f"{prefix}.cpu_us", f"call.http_seq.{era}.cpu_us"),
                 ),
             ]
+    for mode, mode_label in MIDDLEWARE_MODES.items():
+        for era in ERAS:
+            where = f"{mode_label}, {era}"
+            for variant, variant_label in MIDDLEWARE_VARIANTS.items():
+                prefix = f"middleware.{mode}.{era}.{variant}"
+                metrics += [
+                    Metric(f"{prefix}.cpu_us", f"get_items server CPU/call, {variant_label} ({where})", "µs"),
+                    Metric(f"{prefix}.p50_us", f"get_items p50 latency, {variant_label} ({where})", "µs"),
+                ]
+                if variant != "none":
+                    metrics.append(
+                        Metric(
+                            f"{prefix}.cpu_ratio",
+                            f"server CPU/call, {variant_label} / no middleware ({where})",
+                            "x",
+                            ratio_of=(f"{prefix}.cpu_us", f"middleware.{mode}.{era}.none.cpu_us"),
+                        )
+                    )
     metrics.append(Metric("register500_ms", "register 500 tools (in-process)", "ms", target=Fraction(1, 4)))
     first = {"legacy": "initialize", "modern": "server/discover"}
     for era in ERAS:

@@ -18,6 +18,8 @@ from bench.metrics import (
     FLOOR,
     METRICS,
     METRICS_BY_KEY,
+    MIDDLEWARE_MODES,
+    MIDDLEWARE_VARIANTS,
     REPLICA_COUNTS,
     STORE_TARGET,
     STORE_VARIANTS,
@@ -248,6 +250,7 @@ def table(results: dict[str, Any]) -> str:
     if notes:
         out += ["", "n/a (unsupported):", *notes]
     out += _auth_verdict(results)
+    out += _middleware_note(results)
     out += _store_verdict(results)
     out += _scaleout_note(results)
     out += _tasks_note(results)
@@ -274,6 +277,32 @@ def _auth_verdict(results: dict[str, Any]) -> list[str]:
             verdict = "meets the target" if summary["target_met"] else "MISSES the target"
             parts.append(f"{label} {toolkit:.3f}x ({verdict})")
         lines.append(f"  HTTP sequential, {era}: " + "; ".join(parts))
+    return lines
+
+
+def _middleware_note(results: dict[str, Any]) -> list[str]:
+    """What each middleware variant costs, in one line per transport and era: toolkit's CPU per call
+    with it ÷ without it (the ``none`` server of the same round)."""
+    metrics = results["metrics"]
+    if not any(key.startswith("middleware.") for key in metrics):
+        return []
+    lines = [
+        "",
+        "middleware: get_items server CPU/call with each variant / with none (no middleware, no SDK), "
+        "median of the per-round ratios; pass-through = one Middleware overriding on_request and on_call_tool, "
+        "RequestLogging = one record per request to a NullHandler, OpenTelemetry SDK = TracerProvider "
+        "(SimpleSpanProcessor, InMemorySpanExporter) + MeterProvider (InMemoryMetricReader), no middleware",
+    ]
+    for mode, mode_label in MIDDLEWARE_MODES.items():
+        for era in ERAS:
+            parts = []
+            for variant, label in MIDDLEWARE_VARIANTS.items():
+                if variant == "none":
+                    continue
+                summary = metrics.get(f"middleware.{mode}.{era}.{variant}.cpu_ratio")
+                toolkit = summary["median"].get("toolkit") if summary is not None else None
+                parts.append(f"{label} {toolkit:.2f}x" if toolkit is not None else f"{label} -")
+            lines.append(f"  {mode_label}, {era}: " + ", ".join(parts))
     return lines
 
 

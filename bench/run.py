@@ -52,6 +52,9 @@ from bench.metrics import (
     FLOOR,
     FLOOR_UNSUPPORTED,
     FRAMEWORKS,
+    MIDDLEWARE_METRICS,
+    MIDDLEWARE_MODES,
+    MIDDLEWARE_VARIANTS,
     REPLICA_COUNTS,
     SCALEOUT_CPU,
     STORE_ERAS,
@@ -86,13 +89,40 @@ IMPORTS = {
 }
 MODULES = {"toolkit": "toolkit", "mcp": "mcp", "fastmcp": "fastmcp", FLOOR: "pydantic"}  # what the probe reports
 DISTRIBUTIONS = {"toolkit": "toolkit", "mcp": "mcp", "fastmcp": "fastmcp", FLOOR: "pydantic"}
-SCENARIO_GROUPS = ("import", "register", "calls", "auth", "list500", "rss", "store", "scaleout", "tasks")
+SCENARIO_GROUPS = (
+    "import",
+    "register",
+    "calls",
+    "auth",
+    "middleware",
+    "list500",
+    "rss",
+    "store",
+    "scaleout",
+    "tasks",
+)
 # Run when --scenarios is not given; store and scaleout (redis-server, HAProxy) and tasks
 # (toolkit only) only when asked.
-DEFAULT_GROUPS = ("import", "register", "calls", "auth", "list500", "rss")
+DEFAULT_GROUPS = ("import", "register", "calls", "auth", "middleware", "list500", "rss")
 BATCH_METRICS = ("cpu_us", "calls_per_s", "p50_us", "p99_us")
 AUTH_METRICS = ("cpu_us", "p50_us")  # the auth batches' figures (cpu_ratio is derived after the run)
 STORE_METRICS = ("cpu_us", "p50_us")  # the store batches' figures (cpu_ratio is derived after the run)
+# What each middleware variant needs of toolkit's column (a statement its Python must run), and
+# what its column says when that fails.
+MIDDLEWARE_NEEDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "none": (),
+    "passthrough": (("from toolkit.middleware import Middleware", "has no toolkit.middleware (it predates it)"),),
+    "logging": (
+        ("from toolkit.middleware import RequestLogging", "has no toolkit.middleware.RequestLogging (it predates it)"),
+    ),
+    "otel": (
+        ("import toolkit._telemetry", "has no OpenTelemetry tracing (toolkit._telemetry; it predates it)"),
+        (
+            "import opentelemetry.sdk.trace, opentelemetry.sdk.metrics",
+            "cannot import opentelemetry-sdk (the otel extra)",
+        ),
+    ),
+}
 
 
 @dataclass
@@ -156,8 +186,12 @@ class Settings:
 def server_env() -> dict[str, str]:
     env = dict(os.environ)
     # TOOLKIT_STORE too: a server without --store must use the memory store, whatever the shell says.
-    for name in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "TOOLKIT_STORE"):
+    # BENCH_MIDDLEWARE too: only the middleware scenario adds one. And OTEL_*: the SDK the otel
+    # variant configures reads them (sampler, limits, OTEL_SDK_DISABLED), the shell must not.
+    for name in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "TOOLKIT_STORE", "BENCH_MIDDLEWARE"):
         env.pop(name, None)
+    for name in [name for name in env if name.startswith("OTEL_")]:
+        del env[name]
     env["FASTMCP_CHECK_FOR_UPDATES"] = "off"  # never let a server reach the network
     return env
 
@@ -182,15 +216,18 @@ class Bench:
         self._auth_support: dict[str, str | None] = {}  # framework -> why auth cannot run there
         self._store_support: dict[str, str | None] = {}  # framework -> why store/scaleout cannot run
         self._tasks_support: dict[str, str | None] = {}  # framework -> why tasks cannot run
+        self._middleware_support: dict[str, dict[str, str | None]] = {}  # framework -> variant -> why not
 
     # --- helpers ------------------------------------------------------------------------------
 
     def _log(self, fw: Framework, what: str) -> Path:
         return self.log_dir / f"{fw.name}-{what}-r{self.round}.log"
 
-    async def _spawn_stdio(self, fw: Framework, workload: str, what: str) -> tuple[asyncio.subprocess.Process, float]:
+    async def _spawn_stdio(
+        self, fw: Framework, workload: str, what: str, env: dict[str, str] | None = None
+    ) -> tuple[asyncio.subprocess.Process, float]:
         argv = [str(fw.python), str(fw.server), "--workload", workload, "--transport", "stdio"]
-        return await procs.start(argv, self.envs[fw.name], self._log(fw, what), stdio=True)
+        return await procs.start(argv, env or self.envs[fw.name], self._log(fw, what), stdio=True)
 
     async def _batch(
         self,
@@ -440,6 +477,122 @@ class Bench:
             finally:
                 if process is not None:
                     await procs.stop(process)
+
+    async def _middleware_unsupported(self, fw: Framework) -> dict[str, str | None]:
+        """Why each middleware variant cannot run for ``fw`` (``None``: it can), asked once per column
+        in one interpreter of its own: its Python, its environment, its toolkit."""
+        if fw.name not in self._middleware_support:
+            answers: dict[str, str | None] = dict.fromkeys(MIDDLEWARE_VARIANTS)
+            if fw.kind != "toolkit":
+                reason = "not measured: the middleware scenario measures toolkit's own middleware and tracing"
+                answers = dict.fromkeys(MIDDLEWARE_VARIANTS, reason)
+            else:
+                statements = [statement for needs in MIDDLEWARE_NEEDS.values() for statement, _ in needs]
+                code = (
+                    "import json\nfailed = {}\n"
+                    f"for statement in {statements!r}:\n"
+                    "    try:\n        exec(statement, {})\n"
+                    "    except Exception as exc:\n        failed[statement] = f'{type(exc).__name__}: {exc}'\n"
+                    "print(json.dumps(failed))\n"
+                )
+                try:
+                    failed = json.loads((await _run([str(fw.python), "-c", code], self.envs[fw.name], 120.0)).strip())
+                except Exception as exc:
+                    answers = dict.fromkeys(MIDDLEWARE_VARIANTS, f"could not look for middleware in {fw.name}: {exc}")
+                else:
+                    for variant, needs in MIDDLEWARE_NEEDS.items():
+                        lacking = [
+                            f"{fw.name} {lacks}: {failed[what][:120]}" for what, lacks in needs if what in failed
+                        ]
+                        answers[variant] = lacking[0] if lacking else None
+            self._middleware_support[fw.name] = answers
+        return self._middleware_support[fw.name]
+
+    async def middleware_calls(self, fw: Framework) -> None:
+        """get_items without and with a middleware or tracing (``BENCH_MIDDLEWARE``: none,
+        passthrough, logging, otel), stdio and HTTP sequential, both eras. Per round: for each era,
+        one stdio process per variant; then one HTTP process per variant serving both eras. The
+        variants take turns within each of those blocks, so each one's figures are close in time
+        to the ``none`` figures they are divided by."""
+        keys = {
+            (mode, era, variant): [f"middleware.{mode}.{era}.{variant}.{m}" for m in MIDDLEWARE_METRICS]
+            for mode in MIDDLEWARE_MODES
+            for era in ERAS
+            for variant in MIDDLEWARE_VARIANTS
+        }
+        if self._floor_skips(fw, [key for group in keys.values() for key in group]):
+            return
+        support = await self._middleware_unsupported(fw)
+        for variant, reason in support.items():
+            if reason is not None:
+                self.collector.unsupported(
+                    [k for (_, _, v), group in keys.items() if v == variant for k in group], fw.name, reason
+                )
+                if fw.kind == "toolkit":
+                    print(f"    {fw.name}: middleware {variant} unsupported ({reason})", flush=True)
+        variants = [variant for variant, reason in support.items() if reason is None]
+        # Alternate the order, so a drift within a round does not favour one variant.
+        order = variants if self.round % 2 else variants[::-1]
+        for era in ERAS:
+            for variant in order:
+                await self._middleware_stdio(fw, era, variant, keys[("stdio", era, variant)])
+        for variant in order:
+            await self._middleware_http(fw, variant, {era: keys[("http_seq", era, variant)] for era in ERAS})
+
+    def _middleware_env(self, fw: Framework, variant: str) -> dict[str, str]:
+        return {**self.envs[fw.name], "BENCH_MIDDLEWARE": variant}
+
+    async def _middleware_stdio(self, fw: Framework, era: Era, variant: str, keys: list[str]) -> None:
+        """One stdio process, the same batch as ``call.stdio.<era>``."""
+
+        async def body() -> None:
+            env = self._middleware_env(fw, variant)
+            process, _ = await self._spawn_stdio(fw, "items", f"middleware-{variant}-stdio-{era}", env)
+            try:
+                session = Session(StdioTransport(process), era)
+                await session.open(self.s.start_timeout)
+                prefix = f"middleware.stdio.{era}.{variant}"
+                await self._batch(fw, prefix, process.pid, [session], self.s.calls, self.s.warmup, MIDDLEWARE_METRICS)
+            finally:
+                await procs.stop(process)
+
+        await self._guard(fw, keys, body, era)
+
+    async def _middleware_http(self, fw: Framework, variant: str, keys_by_era: dict[Era, list[str]]) -> None:
+        """One HTTP process, the same batch as ``call.http_seq.<era>`` in each era (each in its own
+        session and connection)."""
+        port = procs.free_port()
+        argv = [str(fw.python), str(fw.server), "--workload", "items", "--transport", "http", "--port", str(port)]
+        process = None
+
+        async def start() -> None:
+            nonlocal process
+            log = self._log(fw, f"middleware-{variant}-http")
+            process, _ = await procs.start(argv, self._middleware_env(fw, variant), log, stdio=False)
+            await procs.wait_for_port(process, port, self.s.start_timeout)
+
+        try:
+            await self._guard(fw, keys_by_era["legacy"] + keys_by_era["modern"], start)
+            if process is None or process.returncode is not None:
+                return
+            for era in ERAS:
+
+                async def body(era: Era = era) -> None:
+                    assert process is not None
+                    session = Session(HttpTransport("127.0.0.1", port), era)
+                    try:
+                        await session.open(self.s.start_timeout)
+                        prefix = f"middleware.http_seq.{era}.{variant}"
+                        await self._batch(
+                            fw, prefix, process.pid, [session], self.s.calls, self.s.warmup, MIDDLEWARE_METRICS
+                        )
+                    finally:
+                        await session.transport.close()
+
+                await self._guard(fw, keys_by_era[era], body, era)
+        finally:
+            if process is not None:
+                await procs.stop(process)
 
     async def _store_unsupported(self, fw: Framework) -> str | None:
         """Why the store and scaleout scenarios cannot run for ``fw``, or ``None`` when they can."""
@@ -834,6 +987,7 @@ class Bench:
             ("calls", "stdio calls, modern (+ spawn)", lambda fw: self.stdio_calls(fw, "modern")),
             ("calls", "HTTP calls, both eras", self.http_calls),
             ("auth", "HTTP calls with a bearer token, both eras", self.auth_calls),
+            ("middleware", "stdio and HTTP calls, with middleware or tracing, both eras", self.middleware_calls),
             ("list500", "tools/list 500, legacy (+ RSS)", lambda fw: self.list500(fw, "legacy")),
             ("list500", "tools/list 500, modern", lambda fw: self.list500(fw, "modern")),
             ("rss", "idle RSS, 0 tools", self.rss_empty),
@@ -941,8 +1095,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--scenarios",
         default=",".join(DEFAULT_GROUPS),
         help=f"comma-separated scenario groups: {','.join(SCENARIO_GROUPS)} (default: {','.join(DEFAULT_GROUPS)}); "
-        "auth's ratio to the unauthenticated server CPU/call needs calls in the same run; store and scaleout "
-        "start redis-server (and HAProxy) and measure toolkit only, as does tasks: add --only toolkit",
+        "auth's ratio to the unauthenticated server CPU/call needs calls in the same run; middleware measures "
+        "toolkit only (ratios to its own no-middleware server); store and scaleout start redis-server (and "
+        "HAProxy) and measure toolkit only, as does tasks: add --only toolkit",
     )
     parser.add_argument(
         "--scaleout-seconds",

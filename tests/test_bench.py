@@ -5,7 +5,9 @@ A smoke run for correctness only: every request of every scenario must get the r
 timing is asserted here; performance is read from a full ``scripts/bench`` run, side by side
 with the anchors (docs/performance.md). The same holds for a before/after run against the
 repository's own ``HEAD`` (``--baseline HEAD --only toolkit,base``), and for the ``store`` and
-``scaleout`` scenarios, which start a real redis-server and a real HAProxy.
+``scaleout`` scenarios, which start a real redis-server and a real HAProxy. The ``middleware``
+scenario's server variants are checked for doing what they say (a middleware that runs, a log
+record per request, spans), not for what they cost.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +23,11 @@ import pytest
 from bench import procs, report
 from bench.driver import MODERN_META, Era, HttpTransport, ProtocolError, Session, StdioTransport
 from bench.metrics import Collector
-from bench.run import Framework, Settings, parse_args, server_env
+from bench.run import Bench, Framework, Settings, parse_args, server_env
 from tests.support.processes import PYTHON, REPO
 from tests.support.redis_rig import require
+
+MIDDLEWARE_ADDS = ("passthrough", "logging", "otel")  # the middleware scenario's variants but none
 
 
 def _bench(*arguments: str, timeout: float) -> subprocess.CompletedProcess[str]:
@@ -64,6 +69,27 @@ def test_the_benchmark_runs_clean_in_quick_mode(tmp_path: Path) -> None:
             assert ratio["ratio_of"] == [f"{prefix}.cpu_us", f"call.http_seq.{era}.cpu_us"]
             assert ratio["target_met"] in (True, False)
     assert "auth target:" in run.stdout
+    # The middleware scenario ran: each variant on servers of its own (one stdio process per era, one
+    # HTTP process), which said what they set up, with its ratios to the no-middleware server.
+    for mode in ("stdio", "http_seq"):
+        for era in ("legacy", "modern"):
+            prefix = f"middleware.{mode}.{era}"
+            for variant in ("none", *MIDDLEWARE_ADDS):
+                for key in (f"{prefix}.{variant}.cpu_us", f"{prefix}.{variant}.p50_us"):
+                    assert results["metrics"][key]["median"]["toolkit"] > 0, key
+            for variant in MIDDLEWARE_ADDS:
+                ratio = results["metrics"][f"{prefix}.{variant}.cpu_ratio"]
+                assert ratio["ratio_of"] == [f"{prefix}.{variant}.cpu_us", f"{prefix}.none.cpu_us"]
+    (logs,) = (tmp_path / "logs").iterdir()
+    for variant in ("none", *MIDDLEWARE_ADDS):
+        names = sorted(path.name for path in logs.glob(f"toolkit-middleware-{variant}-*"))
+        assert names == [
+            f"toolkit-middleware-{variant}-{what}-r1.log" for what in ("http", "stdio-legacy", "stdio-modern")
+        ]
+        for name in names:
+            said = [line for line in (logs / name).read_text().splitlines() if line.startswith("bench middleware:")]
+            assert said == ([] if variant == "none" else [f"bench middleware: {variant}"]), name
+    assert "middleware: get_items server CPU/call with each variant" in run.stdout
 
 
 def test_the_benchmark_compares_toolkit_with_a_baseline_commit(tmp_path: Path) -> None:
@@ -85,19 +111,149 @@ def test_the_benchmark_compares_toolkit_with_a_baseline_commit(tmp_path: Path) -
     assert Path(base_info["module_file"]).resolve().is_relative_to(REPO / ".bench" / f"baseline-{head}" / "src")
     assert Path(results["frameworks"]["toolkit"]["module_file"]).resolve().is_relative_to(REPO / "src")
     assert len(results["metrics"]) >= 30
+    # A toolkit-only scenario whose feature HEAD lacks (not committed yet) says so in the baseline's
+    # column: n/a (unsupported), "... (it predates it)"; every other metric has both figures.
+    predates = {
+        key
+        for key, metric in results["metrics"].items()
+        if "predates" in (metric["frameworks"].get(column, {}).get("unsupported") or "")
+    }
     missing = [
         (metric["label"], fw)
-        for metric in results["metrics"].values()
+        for key, metric in results["metrics"].items()
         for fw in ("toolkit", column)
-        if not isinstance(metric["median"].get(fw), int | float) or metric["median"][fw] <= 0
+        if (key not in predates or fw == "toolkit")
+        and (not isinstance(metric["median"].get(fw), int | float) or metric["median"][fw] <= 0)
     ]
     assert missing == [], f"metrics without a figure: {missing}"
-    no_ratio = [m["label"] for m in results["metrics"].values() if not m["ratio_toolkit_baseline"]]
+    no_ratio = [
+        m["label"] for key, m in results["metrics"].items() if key not in predates and not m["ratio_toolkit_baseline"]
+    ]
     assert no_ratio == [], f"metrics without a toolkit/baseline ratio: {no_ratio}"
     header = next(line for line in run.stdout.splitlines() if line.startswith("metric "))
     assert f"toolkit/{column}" in header, "the table has the ratio column"
     for metric in results["metrics"].values():
         assert metric["label"] in run.stdout, "every metric is a row of the printed table"
+
+
+# What toolkit_server.py builds for each BENCH_MIDDLEWARE, served in-process (toolkit.testing) in
+# both eras; prints what a test can check that the variant really does what it says.
+MIDDLEWARE_PROBE = """
+import asyncio, json, logging, runpy, sys
+server = runpy.run_path("bench/servers/toolkit_server.py")["server"]
+logger = logging.getLogger("toolkit.requests")
+seen = {"handlers": [type(h).__name__ for h in logger.handlers], "propagate": logger.propagate}
+records = []
+class Keep(logging.Handler):
+    def emit(self, record):
+        records.append(record.getMessage())
+logger.addHandler(Keep())
+from toolkit.testing import Client
+async def main():
+    for version in ("2025-11-25", "2026-07-28"):
+        async with Client(server, protocol_version=version) as client:
+            result = await client.call_tool("get_items")
+            assert not result.get("isError") and len(result["content"]) == 1, result
+asyncio.run(main())
+pipeline = server.engine.pipeline
+seen |= {
+    "middlewares": [type(m).__name__ for m in server.middlewares],
+    "hooks": {k: len(getattr(pipeline, k).hooks) if getattr(pipeline, k) else 0 for k in ("request", "call_tool")}
+    if pipeline
+    else None,
+    "records": records,
+    "imported": sorted({n.split(".")[0] for n in sys.modules} & {"middleware", "opentelemetry"}),
+    "toolkit.middleware": "toolkit.middleware" in sys.modules,
+}
+bench = sys.modules.get("middleware")
+if bench is not None and bench.exporter is not None:
+    seen["spans"] = [span.name for span in bench.exporter.get_finished_spans()]
+    data = bench.reader.get_metrics_data()
+    seen["metrics"] = {
+        m.name: sum(p.count for p in m.data.data_points)
+        for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics
+    }
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.parametrize("variant", ["", "none", "passthrough", "logging", "otel"])
+def test_the_middleware_variants_of_the_bench_server_do_what_they_say(variant: str) -> None:
+    env = server_env() | {"BENCH_MIDDLEWARE": variant}
+    run = subprocess.run(
+        [str(PYTHON), "-c", MIDDLEWARE_PROBE],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        env=env,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    seen = json.loads(run.stdout)
+    calls = ["tools/call get_items", "tools/call get_items"]  # one per era
+    if variant in ("", "none"):
+        # Exactly the plain server: no middleware, and neither toolkit.middleware nor OpenTelemetry loaded.
+        assert seen["middlewares"] == [] and seen["hooks"] is None
+        assert seen["imported"] == [] and seen["toolkit.middleware"] is False
+        assert run.stderr == ""
+    elif variant == "passthrough":
+        assert seen["middlewares"] == ["Passthrough"]
+        assert seen["hooks"] == {"request": 1, "call_tool": 1}, "both hooks are in the pipeline"
+        assert seen["imported"] == ["middleware"] and seen["records"] == []
+    elif variant == "logging":
+        assert seen["middlewares"] == ["RequestLogging"] and seen["hooks"] == {"request": 1, "call_tool": 0}
+        assert seen["handlers"] == ["NullHandler"] and seen["propagate"] is False
+        # One record per request: initialize (legacy), then each era's call.
+        assert [" ".join(r.split()[:2]) for r in seen["records"] if r.startswith("tools/call")] == calls
+        assert len(seen["records"]) == 3 and seen["records"][0].startswith("initialize ")
+        assert seen["imported"] == ["middleware"]
+    else:
+        assert seen["middlewares"] == [] and seen["hooks"] is None
+        assert seen["imported"] == ["middleware", "opentelemetry"] and seen["toolkit.middleware"] is False
+        spans = seen["spans"]
+        assert [name for name in spans if name.startswith("tools/call")] == calls
+        for child in ("validate_arguments", "run_tool", "serialize_result"):
+            assert spans.count(f"{child} get_items") == 2, "the tool call's child spans"
+        assert seen["metrics"] == {"mcp.server.operation.duration": 3}
+    if variant not in ("", "none"):
+        assert run.stderr == f"bench middleware: {variant}\n"
+
+
+def test_an_unknown_middleware_variant_stops_the_server() -> None:
+    env = server_env() | {"BENCH_MIDDLEWARE": "nope"}
+    server = REPO / "bench" / "servers" / "toolkit_server.py"
+    run = subprocess.run(
+        [str(PYTHON), str(server), "--transport", "stdio"],
+        input="",
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        env=env,
+    )
+    assert run.returncode != 0 and "BENCH_MIDDLEWARE='nope'" in run.stderr
+
+
+async def test_a_toolkit_without_middleware_runs_only_the_none_variant(tmp_path: Path) -> None:
+    """A --baseline commit older than middleware or tracing: those variants are unsupported, not errors."""
+    (tmp_path / "toolkit").mkdir()
+    (tmp_path / "toolkit" / "__init__.py").write_text("")
+    old = Framework("toolkit@old", PYTHON, kind="toolkit", pythonpath=tmp_path)
+    anchor = Framework("mcp", Path(sys.executable), kind="mcp")
+    settings = Settings.from_args(parse_args(["--quick"]))
+    current = Framework("toolkit", PYTHON, kind="toolkit")
+    bench = Bench(settings, [current, old, anchor], tmp_path / "logs")
+    support = await bench._middleware_unsupported(old)
+    assert support["none"] is None
+    assert "toolkit@old has no toolkit.middleware (it predates it)" in str(support["passthrough"])
+    assert "toolkit@old has no toolkit.middleware.RequestLogging" in str(support["logging"])
+    assert "toolkit@old has no OpenTelemetry tracing" in str(support["otel"])
+    assert set((await bench._middleware_unsupported(anchor)).values()) == {
+        "not measured: the middleware scenario measures toolkit's own middleware and tracing"
+    }
+    assert await bench._middleware_unsupported(current) == dict.fromkeys(("none", "passthrough", "logging", "otel"))
 
 
 def test_the_store_and_scaleout_scenarios_run_clean_in_quick_mode(tmp_path: Path) -> None:
@@ -289,8 +445,8 @@ def test_the_quick_run_measures_toolkit_against_the_floor(tmp_path: Path) -> Non
 
 def test_the_floor_starts_nothing_where_it_has_nothing_to_serve(tmp_path: Path) -> None:
     """Every scenario but calls and import records the floor as unsupported, without starting a
-    server (none of them could answer: no bearer tokens, 500 tools, store, tasks)."""
-    scenarios = "register,auth,list500,rss,store,scaleout,tasks"
+    server (none of them could answer: no bearer tokens, middleware, 500 tools, store, tasks)."""
+    scenarios = "register,auth,middleware,list500,rss,store,scaleout,tasks"
     run = _bench("--quick", "--only", "floor", "--scenarios", scenarios, "--out", str(tmp_path), timeout=60)
     results = json.loads((tmp_path / "latest.json").read_text())
     assert results["errors"] == []

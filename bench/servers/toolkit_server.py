@@ -7,6 +7,10 @@ With ``BENCH_AUTH_JWKS`` (a JWKS URL), ``BENCH_AUTH_ISSUER`` and ``BENCH_AUTH_AU
 resource URL, ``http://127.0.0.1:PORT/mcp``) in the environment, the server requires bearer
 tokens: ``auth=JWTVerifier(...)`` (the ``auth`` scenario). Without them it is built exactly as
 before, and ``toolkit.auth`` is not even imported.
+
+``BENCH_MIDDLEWARE`` (the ``middleware`` scenario) adds a middleware or configures OpenTelemetry:
+``passthrough``, ``logging`` or ``otel`` (see ``middleware.py``). Unset, empty or ``none``: the
+server is built exactly as without it, and ``middleware.py`` is not even imported.
 """
 
 import os
@@ -32,6 +36,10 @@ else:
     server = Server("bench", version="1.0.0")
 for fn in workloads.tools(config.workload):
     server.add_tool(fn)
+if os.environ.get("BENCH_MIDDLEWARE", "none") not in ("", "none"):
+    import middleware
+
+    middleware.install(server, os.environ["BENCH_MIDDLEWARE"])
 
 if __name__ == "__main__":
     if config.transport == "stdio":
