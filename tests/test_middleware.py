@@ -577,3 +577,18 @@ async def test_on_call_tool_wraps_a_tasks_run_and_its_result_is_the_tasks_result
     assert structured == {"report": {"topic": "t"}, "checked": True}
     assert trail.count("on_call_tool build") == 1  # once, inside the task
     assert trail.index("on_call_tool build") > trail.index("tools/call")  # in the task, after the call
+
+
+async def test_a_result_changed_in_place_is_sent_as_changed() -> None:
+    class Footer(Middleware):
+        async def on_call_tool(self, request: McpRequest, call_next: CallNext[ToolResult]) -> ToolResult:
+            result = await call_next(request)
+            assert result.content is not None
+            result.content.append(Text("(served by middleware)"))
+            result.meta = {"example.com/checked": True}
+            return result
+
+    async with Client(make_server(Footer()), protocol_version=LEGACY) as client:
+        result = await client.call_tool("echo", {"text": "hi"})
+    assert result["content"] == [{"type": "text", "text": "hi"}, {"type": "text", "text": "(served by middleware)"}]
+    assert result["_meta"] == {"example.com/checked": True}

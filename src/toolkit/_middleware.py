@@ -298,14 +298,21 @@ async def call_tool(
 ) -> CallOutcome:
     """A tool call through every ``on_call_tool``: they see and return the natural ``ToolResult``."""
     view = scope.view or McpRequest(scope)
+    produced: list[tuple[ToolResult, CallOutcome]] = []
 
     async def handler(request: McpRequest) -> ToolResult:
-        return tool_result(await run(request.arguments))
+        outcome = await run(request.arguments)
+        result = tool_result(outcome)
+        produced.append((result, outcome))
+        return result
 
     try:
         result = _checked(await chain.run(view, handler), ToolResult, "a toolkit.ToolResult")
     except ToolError as exc:  # a middleware refusing the call: an isError result, like a tool's own
         return CallOutcome.error(str(exc))
+    for made, outcome in produced:
+        if result is made and _as_made(made, outcome):  # passed on untouched: serialized and checked already
+            return outcome
     try:
         return tool.outcome(result)
     except OutputInvalid as exc:
@@ -314,10 +321,26 @@ async def call_tool(
 
 
 def tool_result(outcome: CallOutcome) -> ToolResult:
+    """What ``on_call_tool`` sees of a tool's outcome. Its content list is the outcome's own, so
+    that ``_as_made`` can tell a result passed on untouched from one whose fields were replaced."""
     structured = outcome.structured
     if structured is NO_STRUCTURED:
-        return ToolResult(outcome.content, is_error=outcome.is_error, meta=outcome.meta)
-    return ToolResult(outcome.content, structured_content=structured, is_error=outcome.is_error, meta=outcome.meta)
+        result = ToolResult(is_error=outcome.is_error, meta=outcome.meta)
+    else:
+        result = ToolResult(structured_content=structured, is_error=outcome.is_error, meta=outcome.meta)
+    result.content = outcome.content
+    return result
+
+
+def _as_made(result: ToolResult, outcome: CallOutcome) -> bool:
+    """Whether every field of ``result`` is still the very object ``tool_result`` put there."""
+    structured = result.structured_content if result.has_structured_content else NO_STRUCTURED
+    return (
+        result.content is outcome.content
+        and structured is outcome.structured
+        and result.is_error is outcome.is_error
+        and result.meta is outcome.meta
+    )
 
 
 def _as_dict(result: dict[str, Any] | Raw) -> dict[str, Any]:
