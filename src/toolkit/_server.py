@@ -124,6 +124,10 @@ class Server:
             requires somewhere.
         implied_scopes: broader scopes and the narrower ones each implies
             (``{"forecast:admin": ["forecast:read"]}``).
+        tracing: report each request to the application's OpenTelemetry SDK, once one is set
+            up (a span and a duration per request; docs/observability.md). Without an SDK it
+            costs nothing; ``False`` turns it off even with one.
+        middleware: middlewares to add now, outermost first (see ``add_middleware``).
     """
 
     def __init__(

@@ -3,11 +3,15 @@
 Follows OpenTelemetry's semantic conventions for MCP (``docs/gen-ai/mcp.md`` in
 open-telemetry/semantic-conventions-genai): a ``SERVER`` span named ``{mcp.method.name} {target}``
 (the tool or prompt name, when there is one) with ``mcp.*``, ``jsonrpc.request.id``, ``gen_ai.*``,
-``network.transport`` and ``error.type``; the histogram ``mcp.server.operation.duration``.
+``network.*``, ``client.*`` and ``error.type``; the histogram ``mcp.server.operation.duration``
+with only the attributes the conventions list for it (no request id, session id or URI: one
+time series per request would make the metric useless).
 
 The parent is the trace context in the request's ``params._meta`` (``traceparent``, ``tracestate``,
-``baggage``), as the conventions say; a request without one takes the HTTP request's ``traceparent``
-header instead. When both are present the HTTP context becomes a link of the span.
+``baggage``), as the conventions say; the ambient context (an HTTP server span of the
+application's own ASGI instrumentation) or, without one, the HTTP request's ``traceparent``
+header becomes a link of the span. A request without ``_meta`` context is a child of that
+ambient or HTTP context instead.
 
 Nothing here imports OpenTelemetry. An application that configures an SDK has imported
 ``opentelemetry.trace``/``opentelemetry.metrics``; until it has, or while only the API's no-op
@@ -19,12 +23,16 @@ from __future__ import annotations
 
 import sys
 import time
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from ._errors import INTERNAL_ERROR, McpError
+
 if TYPE_CHECKING:
+    from contextvars import Token
+
+    from opentelemetry.context import Context as TraceContext
     from opentelemetry.metrics import Histogram
-    from opentelemetry.trace import Span, Tracer
+    from opentelemetry.trace import Link, Span, Tracer
 
     from ._content import CallOutcome
     from ._jsonrpc import Request
@@ -35,7 +43,23 @@ INSTRUMENTATION = "toolkit"
 DURATION_METRIC = "mcp.server.operation.duration"
 # The buckets the conventions advise for MCP operation durations (seconds).
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
-_NO_SDK_PROVIDERS = ("ProxyTracerProvider", "NoOpTracerProvider", "_ProxyMeterProvider", "NoOpMeterProvider")
+# The attributes of ``mcp.server.operation.duration``; the span's others are per request.
+METRIC_ATTRIBUTES = frozenset(
+    {
+        "mcp.method.name",
+        "error.type",
+        "gen_ai.tool.name",
+        "gen_ai.prompt.name",
+        "gen_ai.operation.name",
+        "rpc.response.status_code",
+        "mcp.protocol.version",
+        "network.transport",
+        "network.protocol.name",
+        "network.protocol.version",
+    }
+)
+# The W3C Trace Context and Baggage keys, unprefixed in ``_meta`` (SEP-414).
+PROPAGATION_KEYS = ("traceparent", "tracestate", "baggage")
 
 
 class Telemetry:
@@ -66,8 +90,10 @@ class Telemetry:
         provider = trace.get_tracer_provider()
         if provider is not self._tracer_provider:
             self._tracer_provider = provider
-            active = type(provider).__name__ not in _NO_SDK_PROVIDERS
-            self._tracer = provider.get_tracer(INSTRUMENTATION) if active else None
+            # The API's own providers (the proxy before an SDK is set, the no-op ones) make
+            # spans that go nowhere: no tracing, and no cost for it.
+            inert = isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
+            self._tracer = None if inert else provider.get_tracer(INSTRUMENTATION)
         return self._tracer
 
     def _current_histogram(self, metrics: Any) -> Histogram | None:
@@ -75,12 +101,13 @@ class Telemetry:
         if provider is not self._meter_provider:
             self._meter_provider = provider
             self._histogram = None
-            if type(provider).__name__ not in _NO_SDK_PROVIDERS:
+            inert = isinstance(provider, metrics.NoOpMeterProvider) or type(provider).__name__ == "_ProxyMeterProvider"
+            if not inert:
                 meter = provider.get_meter(INSTRUMENTATION)
                 self._histogram = meter.create_histogram(
                     DURATION_METRIC,
                     unit="s",
-                    description="Duration of the MCP request as observed on the server",
+                    description="MCP request duration as observed on the receiver",
                     explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS),
                 )
         return self._histogram
@@ -89,58 +116,64 @@ class Telemetry:
 class RequestTrace:
     """One request's span (current while it is served) and its duration measurement."""
 
-    __slots__ = ("_attributes", "_histogram", "_scope_manager", "_started", "_tracer", "span")
+    __slots__ = ("_attributes", "_context", "_histogram", "_started", "_token", "_tracer", "span")
 
     def __init__(self, tracer: Tracer | None, histogram: Histogram | None, request: Request, request_info: Any) -> None:
         self._tracer = tracer
         self._histogram = histogram
         self.span: Span | None = None
-        self._scope_manager: AbstractContextManager[Any] | None = None
+        self._context: TraceContext | None = None
+        """What is current while the request is served: its span, in the parent's context (baggage included)."""
+        self._token: Token[TraceContext] | None = None
         method = request.method
         params = request.params
-        attributes: dict[str, Any] = {
-            "mcp.method.name": method,
-            "network.transport": "pipe" if request_info is None else "tcp",
-        }
-        if request_info is not None:
-            attributes["network.protocol.name"] = "http"
+        attributes: dict[str, Any] = {"mcp.method.name": method}
         if request.id is not None:
             attributes["jsonrpc.request.id"] = str(request.id)
-        target = None
-        name = params.get("name")
-        if method == "tools/call" and isinstance(name, str):
-            attributes["gen_ai.tool.name"] = target = name
-            attributes["gen_ai.operation.name"] = "execute_tool"
-        elif method == "prompts/get" and isinstance(name, str):
-            attributes["gen_ai.prompt.name"] = target = name
-        elif method.startswith("resources/") and isinstance(params.get("uri"), str):
-            attributes["mcp.resource.uri"] = params["uri"]
+        target = _target(method, params, attributes)
+        if request_info is None:
+            attributes["network.transport"] = "pipe"  # stdio (and in-process test clients)
+        else:
+            _http_attributes(request_info, attributes)
         self._attributes = attributes
         if tracer is not None:
-            parent, links = _parents(params, request_info)
-            from opentelemetry.trace import SpanKind  # noqa: PLC0415 - already imported by the SDK
+            from opentelemetry.trace import SpanKind, set_span_in_context  # noqa: PLC0415 - imported by the SDK
 
-            self._scope_manager = tracer.start_as_current_span(
+            parent, links = _parent(params, request_info)
+            self.span = tracer.start_span(
                 f"{method} {target}" if target else method,
                 context=parent,
                 kind=SpanKind.SERVER,
                 attributes=attributes,
                 links=links,
-                record_exception=False,
-                set_status_on_exception=False,
             )
+            self._context = set_span_in_context(self.span, parent)
         self._started = time.perf_counter()
 
     def __enter__(self) -> RequestTrace:
-        if self._scope_manager is not None:
-            self.span = self._scope_manager.__enter__()
+        if self._context is not None:
+            from opentelemetry.context import attach  # noqa: PLC0415
+
+            self._token = attach(self._context)
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, exc_type: Any, exc: BaseException | None, traceback: Any) -> None:
+        if exc is not None and "error.type" not in self._attributes:
+            # No response at all: cancelled (by the client, a disconnect, the shutdown) or worse.
+            self._set("error.type", type(exc).__qualname__)
+            self._error_status(str(exc) or None)
         if self._histogram is not None:
-            self._histogram.record(time.perf_counter() - self._started, self._attributes)
-        if self._scope_manager is not None:
-            self._scope_manager.__exit__(*exc)
+            attributes = self._attributes
+            self._histogram.record(
+                time.perf_counter() - self._started,
+                {key: value for key, value in attributes.items() if key in METRIC_ATTRIBUTES},
+            )
+        if self.span is not None:
+            if self._token is not None:
+                from opentelemetry.context import detach  # noqa: PLC0415
+
+                detach(self._token)
+            self.span.end()
 
     def _set(self, key: str, value: Any) -> None:
         self._attributes[key] = value
@@ -159,6 +192,14 @@ class RequestTrace:
         self._set("error.type", str(code))
         self._set("rpc.response.status_code", str(code))
         self._error_status(message)
+        # Called where the engine catches the error. An internal error comes from a bug (in
+        # toolkit, a middleware, or a resource or prompt, whose exception toolkit re-raises as
+        # ``McpError(-32603, ...) from None``): its traceback belongs with the span.
+        exc = sys.exc_info()[1]
+        if isinstance(exc, McpError) and code == INTERNAL_ERROR:
+            exc = exc.__context__
+        if isinstance(exc, Exception) and not isinstance(exc, McpError) and self.span is not None:
+            self.span.record_exception(exc)
 
     def tool_error(self, outcome: CallOutcome) -> None:
         """A ``tools/call`` result with ``isError: true``."""
@@ -172,45 +213,115 @@ class RequestTrace:
             self.span.set_status(Status(StatusCode.ERROR, message))
 
     async def call_tool(self, tool: Tool, arguments: dict[str, Any] | None, context: Any) -> CallOutcome:
-        """``tool.call`` with a child span for each phase: argument validation, the body, serialization."""
+        """``tool.call`` with a child span for each phase: argument validation, the body, serialization.
+
+        Spans the tool body starts are children of ``run_tool <name>`` (a sync tool's worker
+        thread runs in a copy of this context).
+        """
         tracer = self._tracer
-        if tracer is None:
-            return await tool.call(arguments, context)
+        request_span = self.span
+        if tracer is None or request_span is None or not request_span.get_span_context().trace_flags.sampled:
+            return await tool.call(arguments, context)  # a request sampled out: so are its phases
         name = tool.name
         attributes = {"gen_ai.tool.name": name}
         with tracer.start_as_current_span(f"validate_arguments {name}", attributes=attributes) as span:
             prepared = await tool.prepare(arguments, context)
             if not isinstance(prepared, dict):
-                _mark_error(span, prepared)
+                _mark_error(span, "tool_error", _first_text(prepared))
                 return prepared
-        with tracer.start_as_current_span(f"run_tool {name}", attributes=attributes) as span:
-            value = await tool.run(prepared)
+        # The status is ours to set: an McpError from the tool is a JSON-RPC error, not a crash.
+        with tracer.start_as_current_span(
+            f"run_tool {name}", attributes=attributes, set_status_on_exception=False
+        ) as span:
+            try:
+                value = await tool.run(prepared)
+            except McpError as exc:
+                _mark_error(span, str(exc.code), exc.message)
+                raise
             if tool.failed(value):
-                _mark_error(span, value)
+                _mark_error(span, "tool_error", _first_text(value))
                 return value  # type: ignore[no-any-return]
         with tracer.start_as_current_span(f"serialize_result {name}", attributes=attributes) as span:
             outcome = tool.finish(value)
             if outcome.is_error:
-                _mark_error(span, outcome)
+                _mark_error(span, "tool_error", _first_text(outcome))
             return outcome
 
 
-def _parents(params: dict[str, Any], request_info: Any) -> tuple[Any, list[Any]]:
-    """The span's parent context (``_meta`` first, then the HTTP header) and links."""
-    from opentelemetry import propagate, trace  # noqa: PLC0415
+def _target(method: str, params: dict[str, Any], attributes: dict[str, Any]) -> str | None:
+    """Record what the request names; the span name's target (a tool or prompt name), if any."""
+    if method == "tools/call":
+        name = params.get("name")
+        if isinstance(name, str):
+            attributes["gen_ai.tool.name"] = name
+            attributes["gen_ai.operation.name"] = "execute_tool"
+            return name
+    elif method == "prompts/get":
+        name = params.get("name")
+        if isinstance(name, str):
+            attributes["gen_ai.prompt.name"] = name
+            return name
+    elif method == "completion/complete":  # completing a prompt's argument is about that prompt
+        ref = params.get("ref")
+        if isinstance(ref, dict) and ref.get("type") == "ref/prompt" and isinstance(ref.get("name"), str):
+            attributes["gen_ai.prompt.name"] = ref["name"]
+            return str(ref["name"])
+    elif method.startswith("resources/"):  # read, subscribe, unsubscribe
+        uri = params.get("uri")
+        if isinstance(uri, str):
+            attributes["mcp.resource.uri"] = uri  # not in the span name: a URI is not low-cardinality
+    return None
 
+
+def _http_attributes(request_info: Any, attributes: dict[str, Any]) -> None:
+    """Streamable HTTP: over TCP (or a Unix socket), its version, the client's address (the ASGI scope)."""
+    scope = getattr(request_info, "scope", None)
+    if not isinstance(scope, dict):
+        scope = {}
+    server = scope.get("server")
+    # ASGI: a server on a Unix socket is (path, None).
+    unix = isinstance(server, (list, tuple)) and len(server) == 2 and server[1] is None
+    attributes["network.transport"] = "unix" if unix else "tcp"
+    attributes["network.protocol.name"] = "http"
+    version = scope.get("http_version")
+    if isinstance(version, str):
+        attributes["network.protocol.version"] = version
+    client = scope.get("client")
+    if isinstance(client, (list, tuple)) and len(client) == 2 and isinstance(client[0], str):
+        attributes["client.address"] = client[0]
+        if isinstance(client[1], int):
+            attributes["client.port"] = client[1]
+
+
+def _parent(params: dict[str, Any], request_info: Any) -> tuple[TraceContext, list[Link]]:
+    """The span's parent and links (semantic conventions for MCP, "Context propagation").
+
+    The parent is the context in ``_meta``; the transport's context (the ambient span, such as
+    an HTTP server span of the application's ASGI instrumentation, or else the request's
+    ``traceparent`` header) becomes a link. Without ``_meta`` context, the transport's context
+    is the parent.
+    """
+    from opentelemetry import context, propagate, trace  # noqa: PLC0415 - already imported by the SDK
+
+    parent = context.get_current()
+    outer = trace.get_current_span(parent).get_span_context()
+    if not outer.is_valid and request_info is not None:
+        headers = getattr(request_info, "headers", None)
+        if headers and "traceparent" in headers:
+            parent = propagate.extract(headers, context=parent)
+            outer = trace.get_current_span(parent).get_span_context()
     meta = params.get("_meta")
-    headers = getattr(request_info, "headers", None) if request_info is not None else None
-    from_meta = propagate.extract(meta) if isinstance(meta, dict) and "traceparent" in meta else None
-    from_http = propagate.extract(headers) if headers and "traceparent" in headers else None
-    if from_meta is None:
-        return from_http, []
-    links = []
-    if from_http is not None:
-        http_context = trace.get_current_span(from_http).get_span_context()
-        if http_context.is_valid:
-            links.append(trace.Link(http_context))
-    return from_meta, links
+    if not isinstance(meta, dict):
+        return parent, []
+    # Only strings: any JSON may come in _meta, and a propagator expects header values.
+    carrier = {key: value for key in PROPAGATION_KEYS if isinstance(value := meta.get(key), str)}
+    if not carrier:
+        return parent, []
+    parent = propagate.extract(carrier, context=parent)
+    inner = trace.get_current_span(parent).get_span_context()
+    if outer.is_valid and inner != outer:
+        return parent, [trace.Link(outer)]
+    return parent, []
 
 
 def _first_text(outcome: CallOutcome) -> str | None:
@@ -221,8 +332,8 @@ def _first_text(outcome: CallOutcome) -> str | None:
     return None
 
 
-def _mark_error(span: Span, outcome: CallOutcome) -> None:
+def _mark_error(span: Span, error_type: str, message: str | None) -> None:
     from opentelemetry.trace import Status, StatusCode  # noqa: PLC0415
 
-    span.set_attribute("error.type", "tool_error")
-    span.set_status(Status(StatusCode.ERROR, _first_text(outcome)))
+    span.set_attribute("error.type", error_type)
+    span.set_status(Status(StatusCode.ERROR, message))
