@@ -172,7 +172,9 @@ class Engine:
                 trace.served(scope)
             pipeline = self.pipeline
             if pipeline is None:
-                result = await self._dispatch(scope)
+                if access_token is not None:
+                    self._authorize(scope.method, scope.params, access_token)
+                result = await self._handler_for(scope)(scope)
             else:
                 result = served = await serve(pipeline, scope, self._dispatch)
                 if scope.modern and "resultType" not in served:  # a middleware's own result
@@ -467,9 +469,14 @@ class Engine:
                 return await self._start_task(scope, tool, arguments, ttl_ms)
         context = self._prepare(scope, name, arguments)
         try:
-            outcome = await self._call(scope, tool, arguments, context)
+            if self.pipeline is None and scope.trace is None:  # the plain path: no hook, no span
+                outcome = await tool.call(arguments, context)
+            else:
+                outcome = await self._call(scope, tool, arguments, context)
         except InputRequired:
             return self._input_required(scope, name, arguments)
+        except ToolError as exc:  # raised outside the tool body (a missing legacy capability)
+            outcome = CallOutcome.error(str(exc))
         if outcome.is_error and scope.trace is not None:
             scope.trace.tool_error(outcome)
         result = _compat.call_result(outcome, self._shapes.get(tool, scope.version), scope.version)
