@@ -353,9 +353,6 @@ class Bench:
 
     async def http_calls(self, fw: Framework) -> None:
         """One HTTP server per framework and round; sequential and 16-client batches in each era."""
-        port = procs.free_port()
-        argv = [str(fw.python), str(fw.server), "--workload", "items", "--transport", "http", "--port", str(port)]
-        process = None
         keys_by_era = {
             era: [
                 f"call.{mode}.{era}.{m}"
@@ -365,9 +362,37 @@ class Bench:
             for era in ERAS
         }
 
+        async def batches(era: Era, port: int, pid: int) -> None:
+            for mode, clients in (("http_seq", 1), ("http_c16", self.s.concurrency)):
+                sessions = [Session(HttpTransport("127.0.0.1", port), era) for _ in range(clients)]
+                try:
+                    for session in sessions:
+                        await session.open(self.s.start_timeout)
+                    calls = self.s.calls if clients == 1 else max(self.s.calls, clients * 10)
+                    await self._batch(fw, f"call.{mode}.{era}", pid, sessions, calls, self.s.warmup)
+                finally:
+                    for session in sessions:
+                        await session.transport.close()
+
+        await self._http_server(fw, self.envs[fw.name], "http", keys_by_era, batches)
+
+    async def _http_server(
+        self,
+        fw: Framework,
+        env: dict[str, str],
+        what: str,
+        keys_by_era: dict[Era, list[str]],
+        per_era: Callable[[Era, int, int], Awaitable[None]],
+    ) -> None:
+        """Start ``fw``'s HTTP server on a free port, run ``per_era(era, port, pid)`` for each era
+        (each guarded on its own keys), and stop it, whatever happens."""
+        port = procs.free_port()
+        argv = [str(fw.python), str(fw.server), "--workload", "items", "--transport", "http", "--port", str(port)]
+        process = None
+
         async def start() -> None:
             nonlocal process
-            process, _ = await procs.start(argv, self.envs[fw.name], self._log(fw, "http"), stdio=False)
+            process, _ = await procs.start(argv, env, self._log(fw, what), stdio=False)
             await procs.wait_for_port(process, port, self.s.start_timeout)
 
         try:
@@ -378,16 +403,7 @@ class Bench:
 
                 async def body(era: Era = era) -> None:
                     assert process is not None
-                    for mode, clients in (("http_seq", 1), ("http_c16", self.s.concurrency)):
-                        sessions = [Session(HttpTransport("127.0.0.1", port), era) for _ in range(clients)]
-                        try:
-                            for session in sessions:
-                                await session.open(self.s.start_timeout)
-                            calls = self.s.calls if clients == 1 else max(self.s.calls, clients * 10)
-                            await self._batch(fw, f"call.{mode}.{era}", process.pid, sessions, calls, self.s.warmup)
-                        finally:
-                            for session in sessions:
-                                await session.transport.close()
+                    await per_era(era, port, process.pid)
 
                 await self._guard(fw, keys_by_era[era], body, era)
         finally:
@@ -561,38 +577,18 @@ class Bench:
     async def _middleware_http(self, fw: Framework, variant: str, keys_by_era: dict[Era, list[str]]) -> None:
         """One HTTP process, the same batch as ``call.http_seq.<era>`` in each era (each in its own
         session and connection)."""
-        port = procs.free_port()
-        argv = [str(fw.python), str(fw.server), "--workload", "items", "--transport", "http", "--port", str(port)]
-        process = None
 
-        async def start() -> None:
-            nonlocal process
-            log = self._log(fw, f"middleware-{variant}-http")
-            process, _ = await procs.start(argv, self._middleware_env(fw, variant), log, stdio=False)
-            await procs.wait_for_port(process, port, self.s.start_timeout)
+        async def batch(era: Era, port: int, pid: int) -> None:
+            session = Session(HttpTransport("127.0.0.1", port), era)
+            try:
+                await session.open(self.s.start_timeout)
+                prefix = f"middleware.http_seq.{era}.{variant}"
+                await self._batch(fw, prefix, pid, [session], self.s.calls, self.s.warmup, MIDDLEWARE_METRICS)
+            finally:
+                await session.transport.close()
 
-        try:
-            await self._guard(fw, keys_by_era["legacy"] + keys_by_era["modern"], start)
-            if process is None or process.returncode is not None:
-                return
-            for era in ERAS:
-
-                async def body(era: Era = era) -> None:
-                    assert process is not None
-                    session = Session(HttpTransport("127.0.0.1", port), era)
-                    try:
-                        await session.open(self.s.start_timeout)
-                        prefix = f"middleware.http_seq.{era}.{variant}"
-                        await self._batch(
-                            fw, prefix, process.pid, [session], self.s.calls, self.s.warmup, MIDDLEWARE_METRICS
-                        )
-                    finally:
-                        await session.transport.close()
-
-                await self._guard(fw, keys_by_era[era], body, era)
-        finally:
-            if process is not None:
-                await procs.stop(process)
+        env = self._middleware_env(fw, variant)
+        await self._http_server(fw, env, f"middleware-{variant}-http", keys_by_era, batch)
 
     async def _store_unsupported(self, fw: Framework) -> str | None:
         """Why the store and scaleout scenarios cannot run for ``fw``, or ``None`` when they can."""

@@ -12,6 +12,8 @@ from typing import Any
 
 import pydantic_core
 
+from .. import _compat
+from .._content import CallOutcome
 from .._errors import INTERNAL_ERROR, McpError
 from .._middleware import CallNext, McpRequest, Middleware
 
@@ -54,7 +56,7 @@ class ResponseSizeLimit(Middleware):
         )
         if request.method == "tools/call":
             text = f"The result of tool {target!r} is {size} bytes, over this server's limit of {self.max_bytes} bytes"
-            return {"content": [{"type": "text", "text": text}], "isError": True}
+            return _compat.call_result(CallOutcome.error(text), None, request.protocol_version)
         raise McpError(
             INTERNAL_ERROR,
             f"Response too large: the result of {what} is {size} bytes, over this server's limit of "
