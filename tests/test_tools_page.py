@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from starlette.routing import Mount
 
 from http_support import cli_server, serve
 from toolkit import Audio, Image, ResourceLink, Server, ToolResult
+from toolkit._transports.http.docs import ToolsPage
 from toolkit.auth import AccessToken
 from toolkit.testing import Client
 
@@ -84,6 +86,62 @@ async def test_the_page_its_files_and_headers() -> None:
             assert (await http.get(missing)).status_code == 404, missing
         assert (await http.post("/docs")).status_code == 405
         assert (await http.get("/docs/shape")).status_code == 405
+
+
+EVERY_METHOD = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+STATIC_TYPES = ("text/html; charset=utf-8", "text/javascript; charset=utf-8", "text/css; charset=utf-8")
+
+
+def _page_paths(app: Any) -> list[str]:
+    """Every path the page answers, read from the app's routes (a route or file added later is walked too)."""
+    paths: list[str] = []
+    for route in app.routes:
+        if not isinstance(route.endpoint, ToolsPage):
+            assert route.path == "/mcp", f"a route that is neither the endpoint nor the page: {route.path}"
+            continue
+        assert set(route.param_convertors) <= {"name"}, f"a page route this test cannot fill in: {route.path}"
+        if route.param_convertors:
+            paths += [route.path.replace("{name}", name) for name in (*route.endpoint.names, "missing.js")]
+        else:
+            paths.append(route.path)
+    return paths
+
+
+def _assert_hardened(answer: httpx.Response) -> None:
+    where = f"{answer.request.method} {answer.request.url.path} -> {answer.status_code}"
+    headers = answer.headers
+    assert headers.get("x-content-type-options") == "nosniff", where
+    assert headers.get("referrer-policy") == "no-referrer", where
+    assert headers.get("x-frame-options") == "DENY", where
+    policy = headers.get("content-security-policy", "")
+    assert "default-src 'none'" in policy, where
+    assert "frame-ancestors 'none'" in policy, where
+    # The page's own files may be stored but are revalidated (they change with toolkit); config.json
+    # (the server's paths), shape answers and every error are never stored.
+    static = answer.status_code == 200 and headers["content-type"] in STATIC_TYPES
+    assert headers.get("cache-control") == ("no-cache" if static else "no-store"), where
+
+
+async def test_every_answer_of_the_page_carries_the_security_headers() -> None:
+    """Every route of the page, every method, its errors and the Host/Origin refusals: nosniff and the rest."""
+    app = weather.server.http_app(docs=True)
+    paths = _page_paths(app)
+    statuses: set[int] = set()
+    async with page_client(app) as http:
+        page = await http.get("/docs")
+        config = (await http.get("/docs/config.json")).json()
+        linked = set(re.findall(r'(?:src|href)="(/docs/[^"]*)"', page.text)) | {config["shapePath"]}
+        assert linked <= set(paths), f"the page links to paths not walked here: {linked - set(paths)}"
+        answers = [await http.request(method, path) for path in paths for method in EVERY_METHOD]
+        answers += [await http.get(path, headers={"host": "evil.example"}) for path in paths]
+        answers += [await http.get(path, headers={"origin": "http://evil.example"}) for path in paths]
+        answers.append(await http.post("/docs/shape", json={"result": {"content": []}}))
+        answers.append(await http.post("/docs/shape", content=b"not json"))
+        answers.append(await http.post("/docs/shape", content=b" " * (4 * 1024 * 1024 + 1)))
+        for answer in answers:
+            statuses.add(answer.status_code)
+            _assert_hardened(answer)
+    assert statuses == {200, 400, 403, 404, 405, 413, 421}
 
 
 async def test_config_names_the_endpoint_and_every_version_newest_first() -> None:

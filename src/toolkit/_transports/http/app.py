@@ -482,9 +482,9 @@ def create_app(endpoint: McpEndpoint, *, path: str = "/mcp", docs: PageOptions |
         from .docs import ToolsPage  # noqa: PLC0415 (the page is off by default: not imported unless on)
 
         page = ToolsPage(endpoint.guard, docs, mcp_path=path, auth=endpoint.gate is not None)
-        methods = ["GET", "HEAD", "POST"]
-        routes.append(Route(docs.path, endpoint=page, methods=methods))
-        routes.append(Route(docs.path + "/{name}", endpoint=page, methods=methods))
+        # Every method reaches the page, which answers 405 itself, with its security headers.
+        routes.append(Route(docs.path, endpoint=page, methods=None))
+        routes.append(Route(docs.path + "/{name}", endpoint=page, methods=None))
     if endpoint.gate is not None:
         metadata = ResourceMetadata(endpoint.gate, endpoint.guard, path)
         methods = ["GET", "HEAD", "OPTIONS"]

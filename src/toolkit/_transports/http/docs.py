@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from .asgi import BodyTooLarge, header_map, read_body, respond
+from .asgi import BodyTooLarge, header_map, read_body
 from .security import HostGuard
 
 if TYPE_CHECKING:
@@ -32,16 +32,24 @@ _ASSETS: Final = {
 # The page runs only its own script and style; tool data is shown as text, never as markup,
 # and this policy stops anything that slips through from running or loading elsewhere.
 # Images: the page's own, inline (data:) images of results, and https icons tools declare.
-_CSP: Final = (
+_PAGE_CSP: Final = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; "
     "media-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
-_PAGE_HEADERS: Final = (
-    ("content-security-policy", _CSP),
-    ("x-content-type-options", "nosniff"),
-    ("referrer-policy", "no-referrer"),
-    ("cache-control", "no-cache"),
+# Everything else the page's routes answer (its script, style, JSON, errors) is never a document
+# to render: were one opened as a page, it could run and load nothing, and nobody may frame it.
+_OTHER_CSP: Final = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+# On every answer, errors and Host/Origin refusals included.
+_HEADERS: Final = (
+    ("x-content-type-options", "nosniff"),  # a body is what its content-type says: never sniffed into HTML or script
+    ("referrer-policy", "no-referrer"),  # the server's URL never leaves in a Referer (the page links to tool icons)
+    ("x-frame-options", "DENY"),  # frame-ancestors, for browsers that predate CSP 2
 )
+# The page's files may be stored but are revalidated before each use: they change with toolkit's
+# version under the same URL. config.json (the endpoint's path, whether it asks for a token) and
+# shape (a tool's result) describe one server, and errors are never worth keeping: never stored.
+_REVALIDATE: Final = "no-cache"
+_NEVER_STORE: Final = "no-store"
 
 
 Shape = Callable[[dict[str, Any], dict[str, Any] | None], dict[str, dict[str, Any]]]
@@ -82,6 +90,9 @@ def _asset(name: str) -> bytes:
 class ToolsPage:
     """The ASGI endpoint at the page's path and below it (``page.js``, ``page.css``, ``config.json``, ``shape``)."""
 
+    names: Final = ("config.json", "shape", *_ASSETS)
+    """What it serves below its path; any other name is 404."""
+
     def __init__(self, guard: HostGuard, options: PageOptions, *, mcp_path: str, auth: bool) -> None:
         self.guard = guard
         self.path = options.path
@@ -105,23 +116,23 @@ class ToolsPage:
         method = scope["method"]
         if name == "shape":
             if method != "POST":
-                await respond(send, 405, headers=[("allow", "POST")])
+                await _send(send, 405, b"", None, (("allow", "POST"),))
                 return
             await self._shape(receive, send)
             return
         if method not in ("GET", "HEAD"):
-            await respond(send, 405, headers=[("allow", "GET, HEAD")])
+            await _send(send, 405, b"", None, (("allow", "GET, HEAD"),))
             return
         head = method == "HEAD"
         base = scope.get("root_path", "") + self.path
         if name is None:
             body = self._file("page.html").replace(b"__BASE__", html.escape(base, quote=True).encode())
-            await _send(send, 200, body, "text/html; charset=utf-8", _PAGE_HEADERS, head=head)
+            await _send(send, 200, body, "text/html; charset=utf-8", csp=_PAGE_CSP, cache=_REVALIDATE, head=head)
         elif name == "config.json":
             body = json.dumps(self._config(scope, base)).encode()
-            await _send(send, 200, body, "application/json", (("cache-control", "no-cache"),), head=head)
+            await _send(send, 200, body, "application/json", head=head)
         elif name in _ASSETS:
-            await _send(send, 200, self._file(name), _ASSETS[name], (("x-content-type-options", "nosniff"),), head=head)
+            await _send(send, 200, self._file(name), _ASSETS[name], cache=_REVALIDATE, head=head)
         else:
             await _text(send, 404, "Not Found")
 
@@ -160,13 +171,19 @@ async def _send(
     send: Send,
     status: int,
     body: bytes,
-    content_type: str,
+    content_type: str | None,
     headers: tuple[tuple[str, str], ...] = (),
     *,
+    csp: str = _OTHER_CSP,
+    cache: str = _NEVER_STORE,
     head: bool = False,
 ) -> None:
-    raw = [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode())]
-    raw += [(name.encode(), value.encode()) for name, value in headers]
+    """Every answer of the page goes through here, so none leaves without ``_HEADERS``."""
+    raw = [(b"content-length", str(len(body)).encode())]
+    if content_type is not None:
+        raw.append((b"content-type", content_type.encode()))
+    all_headers = (*headers, *_HEADERS, ("content-security-policy", csp), ("cache-control", cache))
+    raw += [(name.encode(), value.encode()) for name, value in all_headers]
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": b"" if head else body})
 
