@@ -36,6 +36,8 @@ APP_SPEC = f"{APP}:app"
 OWNED_IDLE_TIMEOUT = 4.0
 """For the ownership test: a local copy is rechecked after min(1 s, a quarter of this), and it
 stays in the replica's memory and in Redis for this long, well past that recheck."""
+BUSY_IDLE_TIMEOUT = 3.0
+"""For the reaper test: the reaper runs every second and refreshes a busy session's TTL to this."""
 ALICE = ("cc-client", "cc-secret")
 MALLORY = ("cc-client-2", "cc-secret-2")
 UNKNOWN_SESSION = "x" * 43
@@ -71,6 +73,20 @@ def owned(redis: RedisServer, auth: AuthServer, resource: str) -> Iterator[Repli
         "SESSIONS_JWKS_URI": auth.jwks_uri,
         "SESSIONS_RESOURCE": resource,
     }
+    with Replicas(APP_SPEC, 2, env=env) as replicas:
+        replicas.start()
+        yield replicas
+
+
+@pytest.fixture(scope="module")
+def marks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("marks")
+
+
+@pytest.fixture(scope="module")
+def plain(redis: RedisServer, marks: Path) -> Iterator[Replicas]:
+    """Two replicas without authorization on one Redis, with a short idle timeout."""
+    env = {"SESSIONS_STORE": redis.url, "SESSIONS_IDLE_TIMEOUT": str(BUSY_IDLE_TIMEOUT), "SESSIONS_MARKS": str(marks)}
     with Replicas(APP_SPEC, 2, env=env) as replicas:
         replicas.start()
         yield replicas
@@ -170,3 +186,63 @@ async def test_a_session_reloaded_from_redis_is_refused_to_another_caller(
         assert again == opened, "alice's session is untouched on the replica that opened it"
         assert whoami(await on_second.call_tool("whoami")) == served
         assert redis.command("EXISTS", f"toolkit:s:{session_id}") == 1, "the refused DELETEs ended nothing"
+
+
+# --- (b) the reaper keeps a busy session alive in Redis ---------------------------------------
+
+
+def pttl(redis: RedisServer, session_id: str) -> int:
+    """The session key's remaining time to live in ms (-2: gone)."""
+    return int(redis.command("PTTL", f"toolkit:s:{session_id}"))
+
+
+@contextlib.asynccontextmanager
+async def busy(session: Legacy, how: str, marks: Path) -> AsyncIterator[None]:
+    """Keep ``session`` busy on its replica: its ``GET`` stream open, or a request in flight."""
+    if how == "get_stream":
+        async with session.listen() as stream:
+            assert stream.status == 200 and stream.is_sse
+            yield
+        return
+    tag = f"t{time.monotonic_ns()}"
+    async with session.stream("tools/call", {"name": "hold", "arguments": {"tag": tag}}) as stream:
+        assert stream.status == 200
+        try:
+            yield
+        finally:
+            (marks / f"release-{tag}").touch()
+        answer = await stream.next_message()
+    assert answer is not None and "result" in answer, answer
+    assert not answer["result"].get("isError"), answer
+
+
+@pytest.mark.parametrize("how", ["get_stream", "request_in_flight"])
+async def test_the_reaper_refreshes_a_busy_sessions_ttl_in_redis_past_its_idle_timeout(
+    plain: Replicas, redis: RedisServer, marks: Path, how: str
+) -> None:
+    first, second = url_of(plain, "r0"), url_of(plain, "r1")
+    async with client(first) as on_first, client(second) as on_second:
+        session = await Legacy(on_first).open()
+        session_id = session.session_id
+        assert session_id is not None
+        assert 0 < pttl(redis, session_id) <= BUSY_IDLE_TIMEOUT * 1000
+        async with busy(session, how, marks):
+            # Every request so far pushed the expiry back to at most BUSY_IDLE_TIMEOUT from now;
+            # only the reaper touches the key from here on.
+            since = time.monotonic()
+            previous, refreshes = pttl(redis, session_id), 0
+            while True:
+                ttl = pttl(redis, session_id)
+                elapsed = time.monotonic() - since
+                assert ttl > 0, f"the busy session's key expired in Redis {elapsed:.2f} s into its activity"
+                refreshes += ttl > previous + 100
+                previous = ttl
+                if elapsed > BUSY_IDLE_TIMEOUT + 0.5 and refreshes >= 2:
+                    break
+                assert elapsed < BUSY_IDLE_TIMEOUT * 4, f"{refreshes} refreshes of the TTL in {elapsed:.2f} s"
+                await asyncio.sleep(0.05)
+        # No longer busy, long past its idle timeout: the session still works, from Redis too.
+        assert (await session.request("ping")).status == 200
+        other = Legacy(on_second)
+        other.session_id = session_id
+        assert whoami(await other.call_tool("whoami"))["pid"] != whoami(await session.call_tool("whoami"))["pid"]
