@@ -7,6 +7,7 @@
 - elicitation.py and conformance_server.py: ``toolkit run --transport http`` too.
 - asgi_mount.py: ``uvicorn asgi_mount:app --app-dir examples``, its own routes and the mounted
   MCP endpoint.
+- files.py: ``toolkit run`` over stdio in both eras, in tests/test_templates.py (traversal attempts).
 - long_running.py: ``toolkit run`` over stdio, by clients that cannot take a task (a plain
   answer) here; as tasks, over stdio and HTTP in both forms, in tests/test_tasks_wire.py.
 
@@ -33,7 +34,15 @@ from tests.wire import validator
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 EXAMPLES = REPO / "examples"
-TESTED = {"weather.py", "notes.py", "elicitation.py", "asgi_mount.py", "conformance_server.py", "long_running.py"}
+TESTED = {
+    "weather.py",
+    "notes.py",
+    "elicitation.py",
+    "asgi_mount.py",
+    "conformance_server.py",
+    "long_running.py",
+    "files.py",  # over stdio, with hostile URIs: tests/test_templates.py
+}
 
 
 def test_every_example_is_tested_here() -> None:

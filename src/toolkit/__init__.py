@@ -19,7 +19,7 @@ from ._errors import (
     ToolkitError,
 )
 from ._prompts import Message, Prompt
-from ._resources import Resource, ResourceContents, ResourceTemplate
+from ._resources import Resource, ResourceContents, ResourceTemplate, safe_join
 from ._schema.hints import Header
 from ._server import Server
 from ._tools import Tool
@@ -64,6 +64,7 @@ __all__ = [
     "ToolResult",
     "ToolkitError",
     "__version__",
+    "safe_join",
 ]
 
 

@@ -132,6 +132,10 @@ class ArgumentsTooDeep(McpError):
         )
 
 
+class UnsafeValue(ValueError):
+    """A URI has a resource template's shape, but a variable's value could escape a directory."""
+
+
 class InputRequired(BaseException):
     """Raised inside a handler when it needs client input it does not have yet (2026-07-28).
 

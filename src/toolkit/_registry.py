@@ -9,13 +9,16 @@ its cached list pages and tells subscribed clients).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ._completions import Completer
-from ._errors import RegistrationError
+from ._errors import INVALID_PARAMS, McpError, RegistrationError, UnsafeValue
 from ._prompts import Prompt
 from ._resources import Resource, ResourceTemplate
 from ._tools import Tool
+
+if TYPE_CHECKING:
+    from ._uritemplate import Value
 
 NO_SCOPES: Final[frozenset[str]] = frozenset()
 
@@ -134,15 +137,26 @@ class Registry:
         """Every scope any tool, resource, template or prompt requires."""
         return frozenset().union(*self.scopes.values())
 
-    def find_resource(self, uri: str) -> tuple[Resource | ResourceTemplate, dict[str, str]] | None:
-        """The resource at ``uri``, or the first template matching it with its variables."""
+    def find_resource(self, uri: str) -> tuple[Resource | ResourceTemplate, dict[str, Value]] | None:
+        """The resource at ``uri``, or the first template matching it with its variables.
+
+        A URI whose values a template refuses (``..``, an absolute path: ``_uritemplate``) is an
+        invalid-params error naming the variable, unless a later template takes it.
+        """
         resource = self.resources.get(uri)
         if resource is not None:
             return resource, {}
+        refused: UnsafeValue | None = None
         for template in self.templates.values():
-            variables = template.match(uri)
+            try:
+                variables = template.match(uri)
+            except UnsafeValue as exc:
+                refused = refused or exc
+                continue
             if variables is not None:
                 return template, variables
+        if refused is not None:
+            raise McpError(INVALID_PARAMS, f"Invalid params: {refused}", {"uri": uri})
         return None
 
     # --- what a request is about -----------------------------------------------------------------
@@ -183,5 +197,10 @@ class Registry:
                 return self.prompts.get(key)
             return self.templates.get(key) or self.resources.get(key)
         uri = params.get("uri")
-        found = self.find_resource(uri) if isinstance(uri, str) else None
+        if not isinstance(uri, str):
+            return None
+        try:
+            found = self.find_resource(uri)
+        except McpError:  # refused values: the template's scopes still apply, so the caller learns nothing more
+            return next((template for template in self.templates.values() if template.template.shape(uri)), None)
         return found[0] if found is not None else None

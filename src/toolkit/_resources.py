@@ -1,16 +1,20 @@
 """Resources: static URIs and URI templates, and how a read becomes ``contents``.
 
-A template's variables (``test://template/{id}/data``) are matched against the URI and
-passed to the function by name, converted to the parameter's type. ``{name}`` matches one
-path segment; ``{+name}`` and ``{name*}`` match the rest of the URI, slashes included.
+A template's variables (``test://template/{id}/data``) are matched against the URI
+(``_uritemplate``: RFC 6570, values decoded once, traversal refused) and passed to the function
+by name, converted to the parameter's type.
 """
 
 from __future__ import annotations
 
 import base64
-import re
+import collections.abc
+import os
+import types
+import typing
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 
 import pydantic
 import pydantic_core
@@ -19,7 +23,10 @@ from ._errors import RegistrationError
 from ._functions import FunctionInfo, declared_scopes, inspect_function, invoke
 from ._schema import hints
 
-_VARIABLE: Final = r"\{([+#]?)([A-Za-z_][A-Za-z0-9_]*)(\*?)\}"  # compiled on first use: not every server has templates
+if TYPE_CHECKING:
+    from ._uritemplate import Value
+
+_SEQUENCES: Final = (list, tuple, set, frozenset, collections.abc.Sequence, collections.abc.Set)
 
 
 class ResourceContents:
@@ -106,7 +113,7 @@ class _Readable:
                 entry[key] = value
         return entry
 
-    async def read(self, uri: str, variables: dict[str, str], context: Any) -> list[dict[str, Any]]:
+    async def read(self, uri: str, variables: Mapping[str, Value], context: Any) -> list[dict[str, Any]]:
         kwargs: dict[str, Any] = {}
         for param in self.info.params:
             if param.name in variables:
@@ -130,17 +137,45 @@ class _Readable:
         return [{"uri": uri, "mimeType": self.mime_type or "application/json", "text": text}]
 
 
-def _convert(annotation: Any, raw: str, name: str) -> Any:
+def safe_join(root: str | os.PathLike[str], *parts: str) -> Path:
+    """``root/parts...`` resolved, refused with ``ValueError`` if it lands outside ``root``.
+
+    For a resource template mapped onto files: symbolic links are followed before the check, so
+    a link inside ``root`` pointing out of it is refused too. The ``ValueError`` reaches the
+    client as invalid params (``-32602``) without the server's paths.
+    """
+    base = Path(root).resolve()
+    if any("\x00" in part for part in parts):
+        raise ValueError("a path with a NUL character is refused")
+    candidate = base.joinpath(*parts).resolve()
+    if not candidate.is_relative_to(base):
+        raise ValueError(f"{'/'.join(parts)!r} is outside the resource's directory")
+    return candidate
+
+
+def _takes_items(annotation: Any) -> bool:
+    """Whether a parameter wants a URI variable's items (``list[int]``) rather than its text."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _takes_items(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return any(_takes_items(arg) for arg in typing.get_args(annotation) if arg is not type(None))
+    return origin in _SEQUENCES or annotation in _SEQUENCES
+
+
+def _convert(annotation: Any, raw: Value, name: str) -> Any:
     if annotation is str or annotation is Any:
         return raw
     adapter = hints.adapter_for(annotation)
     try:
         return adapter.validate_python(raw)
     except pydantic.ValidationError as first:
-        try:  # "[1, 2]" for a list, say: URI variables are strings
-            return adapter.validate_json(raw)
+        try:  # '{"a": 1}' for a dict, say: URI variables are strings
+            if isinstance(raw, str):
+                return adapter.validate_json(raw)
         except pydantic.ValidationError:
-            raise ValueError(f"URI variable {name!r}: {first.errors()[0]['msg']}") from None
+            pass
+        raise ValueError(f"URI variable {name!r}: {first.errors()[0]['msg']}") from None
 
 
 class Resource(_Readable):
@@ -162,23 +197,25 @@ class Resource(_Readable):
 class ResourceTemplate(_Readable):
     """Resources whose URIs follow a template; the variables are the function's arguments."""
 
-    def __init__(self, uri_template: str, fn: Callable[..., Any], **options: Any) -> None:
+    def __init__(
+        self, uri_template: str, fn: Callable[..., Any], *, allow_traversal: bool = False, **options: Any
+    ) -> None:
         super().__init__(fn, **options)
         self.uri_template = uri_template
-        self.variables: list[str] = []
-        pattern = ["^"]
-        position = 0
-        for match in re.finditer(_VARIABLE, uri_template):
-            pattern.append(re.escape(uri_template[position : match.start()]))
-            operator, variable, explode = match.groups()
-            self.variables.append(variable)
-            wide = operator in ("+", "#") or explode == "*"
-            pattern.append(f"(?P<{variable}>.+)" if wide else f"(?P<{variable}>[^/?#]+)")
-            position = match.end()
-        pattern.append(re.escape(uri_template[position:]) + "$")
-        self._regex = re.compile("".join(pattern))
-        names = {param.name for param in self.info.params}
-        missing = [variable for variable in self.variables if variable not in names]
+        from ._uritemplate import UriTemplate  # noqa: PLC0415 (its regular expressions: only for servers with templates)
+
+        params = {param.name: param for param in self.info.params}
+        try:
+            self.template = UriTemplate(
+                uri_template,
+                lists=[name for name, param in params.items() if _takes_items(param.annotation)],
+                optional=[name for name, param in params.items() if not param.required],
+                allow_traversal=allow_traversal,
+            )
+        except ValueError as exc:
+            raise RegistrationError(f"resource template {uri_template!r} of {self.name}(): {exc}") from None
+        self.variables = list(self.template.variables)
+        missing = [variable for variable in self.variables if variable not in params]
         if missing and not self.info.accepts_kwargs:
             raise RegistrationError(f"resource template {uri_template!r}: {self.name}() has no parameter for {missing}")
         extra = [param.name for param in self.info.params if param.name not in self.variables and param.required]
@@ -188,9 +225,9 @@ class ResourceTemplate(_Readable):
                 "which the template does not provide"
             )
 
-    def match(self, uri: str) -> dict[str, str] | None:
-        found = self._regex.match(uri)
-        return found.groupdict() if found else None
+    def match(self, uri: str) -> dict[str, Value] | None:
+        """The decoded variables if ``uri`` has the template's shape; ``UnsafeValue`` if one is refused."""
+        return self.template.match(uri)
 
     def listing(self) -> dict[str, Any]:
         return {"uriTemplate": self.uri_template, **self._listing()}

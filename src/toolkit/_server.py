@@ -374,12 +374,15 @@ class Server:
         ttl_ms: int | None = None,
         cache_scope: Literal["public", "private"] | None = None,
         scopes: Iterable[str] | None = None,
+        allow_traversal: bool = False,
     ) -> Callable[[F], F]:
         """Register a resource at ``uri``; a URI with ``{variables}`` registers a template.
 
         The function returns ``str`` (text), ``bytes`` (a blob), ``ResourceContents``, or any
         JSON-serializable value (sent as ``application/json`` text). ``scopes``: OAuth scopes
-        a caller's token must grant to see and read it (HTTP with ``auth=``).
+        a caller's token must grant to see and read it (HTTP with ``auth=``). A template's values
+        are percent-decoded once and refused when they could leave a directory (``..``, ``/`` in a
+        one-segment variable, an absolute path); ``allow_traversal=True`` turns that off.
         """
         options: dict[str, Any] = {
             "context_type": Context,
@@ -397,8 +400,11 @@ class Server:
 
         def decorator(function: F) -> F:
             with explained(function, "resource", Context):
-                if "{" in uri:
-                    self.registry.add_template(ResourceTemplate(uri, function, **options))
+                if "{" in uri or "}" in uri:
+                    template = ResourceTemplate(uri, function, allow_traversal=allow_traversal, **options)
+                    self.registry.add_template(template)
+                elif allow_traversal:
+                    raise RegistrationError(f"resource {uri!r}: allow_traversal= is for templates, and it has no {{}}")
                 else:
                     self.registry.add_resource(Resource(uri, function, **options))
             return function
