@@ -463,13 +463,21 @@ async def test_bad_call_params_are_invalid_params_with_data(version: str, params
 
 
 @pytest.mark.parametrize("version", ALL_VERSIONS)
-async def test_missing_or_null_arguments_mean_no_arguments(version: str) -> None:
+async def test_missing_arguments_mean_no_arguments(version: str) -> None:
     async with Client(tools_only_server(), protocol_version=version) as client:
         without = await checked_request(client, "tools/call", {"name": "ping_me"})
+    assert without["result"].get("isError", False) is False
+    assert without["result"]["content"] == [{"type": "text", "text": "1"}]
+
+
+@pytest.mark.parametrize("version", ALL_VERSIONS)
+async def test_null_arguments_are_invalid_params_like_any_other_non_object(version: str) -> None:
+    """Every version's schema declares ``arguments`` an object (not nullable): null is refused, not run."""
+    async with Client(tools_only_server(), protocol_version=version) as client:
         null = await checked_request(client, "tools/call", {"name": "ping_me", "arguments": None})
-    for response in (without, null):
-        assert response["result"].get("isError", False) is False
-        assert response["result"]["content"] == [{"type": "text", "text": "1"}]
+    assert null["error"]["code"] == -32602
+    assert null["error"]["message"] == 'Invalid params: "arguments" must be an object, not null'
+    assert null["error"]["data"] == {"param": "arguments", "problem": "must be an object, not null"}
 
 
 @pytest.mark.parametrize("version", ALL_VERSIONS)

@@ -31,7 +31,18 @@ from ._errors import (
     ResourceError,
     ToolError,
 )
-from ._jsonrpc import Notification, Raw, Reply, Request, Response, TooDeep, encode, encode_result, error_reply
+from ._jsonrpc import (
+    Notification,
+    Raw,
+    Reply,
+    Request,
+    Response,
+    TooDeep,
+    encode,
+    encode_result,
+    error_reply,
+    json_type,
+)
 from ._middleware import Middleware, Pipeline, call_tool, serve
 from ._notifications import Announcer, Listener, Subscribers
 from ._pages import Pages
@@ -686,13 +697,13 @@ def _required_str(params: dict[str, Any], name: str) -> str:
 
 
 def _arguments(params: dict[str, Any]) -> dict[str, Any]:
-    arguments = params.get("arguments")
-    if arguments is None:
+    if "arguments" not in params:  # absent: no arguments; null is not an object in any version's schema
         return {}
+    arguments = params["arguments"]
     if isinstance(arguments, TooDeep):
         raise ArgumentsTooDeep
     if not isinstance(arguments, dict):
-        problem = f"must be an object, not {type(arguments).__name__}"
+        problem = f"must be an object, not {json_type(arguments)}"
         raise McpError(
             INVALID_PARAMS, f'Invalid params: "arguments" {problem}', {"param": "arguments", "problem": problem}
         )

@@ -345,3 +345,14 @@ def encode_result(request_id: RequestId, result: dict[str, Any] | Raw) -> bytes:
     if isinstance(result, Raw):
         return b'{"jsonrpc":"2.0","id":' + pydantic_core.to_json(request_id) + b',"result":' + result.data + b"}"
     return pydantic_core.to_json({"jsonrpc": "2.0", "id": request_id, "result": result}, inf_nan_mode="null")
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, for messages a client reads ("null", "array", ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
