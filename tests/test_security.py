@@ -21,8 +21,10 @@ import asyncio
 import base64
 import collections
 import contextlib
+import hashlib
 import itertools
 import json
+import logging
 import math
 import re
 import subprocess
@@ -41,7 +43,9 @@ from tests.support.processes import PYTHON, REPO, TOOLKIT
 from tests.support.stdio import StdioClient
 from tests.wire import assert_valid
 
-from toolkit import Context, Server, ToolError
+from toolkit import Context, Server, ToolError, ToolResult
+from toolkit.auth import AccessToken
+from toolkit.middleware import CallNext, McpRequest, Middleware
 
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
@@ -502,6 +506,90 @@ async def test_session_ids_cannot_be_guessed_reused_or_carried_to_another_server
     assert (await carried.request("ping")).status == 404
     assert (await session.delete()).status == 204
     assert (await session.request("ping")).status == 404, "a deleted session id is dead for good"
+
+
+# --- what logs say about ids ------------------------------------------------------------------
+
+
+class _TwoUsers:
+    """A token verifier that knows two users."""
+
+    async def verify(self, token: str) -> AccessToken | None:
+        subject = {"alice-token": "alice", "mallory-token": "mallory"}.get(token)
+        if subject is None:
+            return None
+        return AccessToken(subject=subject, client_id="c1", scopes=frozenset(), expires_at=None)
+
+
+def _bearer(token: str) -> dict[str, str | None]:
+    return {"authorization": f"Bearer {token}"}
+
+
+def _toolkit_log(caplog: pytest.LogCaptureFixture) -> str:
+    return "\n".join(record.getMessage() for record in caplog.records if record.name.startswith("toolkit"))
+
+
+def _assert_logged_by_digest(log: str, secret: str) -> None:
+    """``secret`` is named in ``log`` only as 12 hex digits of its SHA-256: no 8 characters of it appear."""
+    assert hashlib.sha256(secret.encode()).hexdigest()[:12] in log
+    leaked = [secret[i : i + 8] for i in range(len(secret) - 7) if secret[i : i + 8] in log]
+    assert not leaked, f"the log holds part of the id: {leaked}"
+
+
+@pytest.mark.parametrize("recheck", [False, True], ids=["local copy", "reloaded from the store"])
+async def test_a_session_refused_to_another_caller_is_logged_by_digest(
+    mcp_http: ServeHttp, caplog: pytest.LogCaptureFixture, recheck: bool
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="toolkit")
+    server = Server("sessions", auth=_TwoUsers(), authorization_servers=["https://as.example"])
+    server.tool(lambda: 1, name="one")
+    http = await mcp_http(server, session_idle_timeout=2.0)  # a local copy is trusted for 0.5 s
+    alice = Legacy(http)
+    await alice.initialize(headers=_bearer("alice-token"))
+    assert alice.session_id is not None
+    assert (await alice.notify("notifications/initialized", headers=_bearer("alice-token"))).status == 202
+    if recheck:
+        await asyncio.sleep(0.6)
+    mallory = Legacy(http)
+    mallory.session_id = alice.session_id
+    assert (await mallory.request("ping", headers=_bearer("mallory-token"))).status == 404
+    log = _toolkit_log(caplog)
+    assert "did not open it" in log
+    _assert_logged_by_digest(log, alice.session_id)
+
+
+async def test_an_idle_session_ended_is_logged_by_digest(mcp_http: ServeHttp, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="toolkit")
+    http = await mcp_http(_small_server(), session_idle_timeout=0.5)
+    session = await Legacy(http).open()
+    assert session.session_id is not None
+    deadline = time.monotonic() + 5
+    while "ending idle session" not in _toolkit_log(caplog):
+        assert time.monotonic() < deadline, "the idle session was never ended"
+        await asyncio.sleep(0.05)
+    assert (await session.request("ping")).status == 404
+    _assert_logged_by_digest(_toolkit_log(caplog), session.session_id)
+
+
+class _BrokenOnCalls(Middleware):
+    async def on_call_tool(self, request: McpRequest, call_next: CallNext[ToolResult]) -> ToolResult:
+        raise RuntimeError("a bug in a middleware")
+
+
+async def test_a_failed_task_is_logged_by_digest(mcp_http: ServeHttp, caplog: pytest.LogCaptureFixture) -> None:
+    # Stateless and without auth=, a task's id is all it takes to read its result: a secret too.
+    caplog.set_level(logging.DEBUG, logger="toolkit")
+    server = Server("tasks", task_poll_interval_ms=20, middleware=[_BrokenOnCalls()])
+    server.tool(lambda: "done", name="work", task="required")
+    modern = Modern(await mcp_http(server), capabilities={"extensions": {"io.modelcontextprotocol/tasks": {}}})
+    task_id = (await modern.call_tool("work", {})).result["taskId"]
+    deadline = time.monotonic() + 5
+    while (await modern.request("tasks/get", {"taskId": task_id})).result["status"] != "failed":
+        assert time.monotonic() < deadline, "the task never failed"
+        await asyncio.sleep(0.05)
+    log = _toolkit_log(caplog)
+    assert "(tool 'work') failed" in log
+    _assert_logged_by_digest(log, task_id)
 
 
 # --- sealed requestState -----------------------------------------------------------------------

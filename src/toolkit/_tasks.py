@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from . import _compat
 from ._errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, ClientRequestError, McpError, ToolError
-from ._types import Send
+from ._types import Send, log_digest
 
 if TYPE_CHECKING:
     from ._registry import Registry
@@ -376,12 +376,12 @@ class Tasks:
         except McpError as exc:
             changes = _failed(exc.code, exc.message, exc.data)
         except Exception:
-            logger.exception("task %s (tool %r) failed", run.id, run.scope.params.get("name"))
+            logger.exception("task %s (tool %r) failed", log_digest(run.id), run.scope.params.get("name"))
             changes = _failed(INTERNAL_ERROR, "Internal error")
         try:
             await self.store.update_task(run.id, **changes)
         except Exception:  # the store is out of reach: the lease will fail the task for us
-            logger.exception("could not record the end of task %s", run.id)
+            logger.exception("could not record the end of task %s", log_digest(run.id))
         finally:
             self._runs.pop(run.id, None)
             run.done.set()

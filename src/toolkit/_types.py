@@ -5,6 +5,7 @@ Nothing here imports from the rest of the package.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, Literal, get_args
 
@@ -17,6 +18,16 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 JsonSchema = dict[str, Any]
 Mode = Literal["validation", "serialization"]
 """Which side of a type a schema describes: what is accepted, or what is sent."""
+
+
+def log_digest(secret: str) -> str:
+    """What a log line shows of a session id or a task id: 12 hex digits of its SHA-256.
+
+    Enough to follow one id through the lines about it; nothing of the id itself, so a reader of
+    the logs cannot present it (or narrow a guess of it) to take over the session or the task.
+    """
+    return hashlib.sha256(secret.encode()).hexdigest()[:12]
+
 
 REF_PREFIX: Final = "#/$defs/"
 """Where generated schemas keep their named subschemas (same-document refs only)."""

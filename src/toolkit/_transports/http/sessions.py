@@ -28,7 +28,7 @@ from ..._jsonrpc import Response, encode
 from ..._session import Connection, Session
 from ..._store.base import GET_STREAM_CLAIM_SECONDS, BusMessage, Store
 from ..._store.sessions import SessionRecord
-from ..._types import LOG_RANK
+from ..._types import LOG_RANK, log_digest
 from ..base import EngineFacing
 
 logger = logging.getLogger("toolkit")
@@ -141,7 +141,7 @@ class SessionTable:
         now = asyncio.get_running_loop().time()
         if session is not None and now - session.checked < self.recheck:
             if session.caller != caller:
-                logger.warning("refused session %s to a caller that did not open it", session_id[:8])
+                logger.warning("refused session %s to a caller that did not open it", log_digest(session_id))
                 return None
             return session
         record = await self.store.load_session(session_id, ttl=self.idle_timeout)
@@ -151,7 +151,7 @@ class SessionTable:
                 self._drop(session)
             return None
         if record.caller != caller:
-            logger.warning("refused session %s to a caller that did not open it", session_id[:8])
+            logger.warning("refused session %s to a caller that did not open it", log_digest(session_id))
             return None
         if session is None:
             session = self._adopt(record)
@@ -288,7 +288,7 @@ class SessionTable:
             if session.busy:
                 await self._keep_alive(session)
             elif now - session.connection.session.last_active > self.idle_timeout:
-                logger.info("ending idle session %s", session.id)
+                logger.info("ending idle session %s", log_digest(session.id))
                 self._drop(session)
 
     async def _keep_alive(self, session: HttpSession) -> None:
