@@ -7,6 +7,7 @@ HTTP (``toolkit run``), where the request log is read off the server's stderr.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import re
@@ -502,8 +503,9 @@ async def test_an_http_server_logs_json_lines_on_stderr(mcp_cli: Callable[..., C
     lines = [json.loads(line) for line in logged_lines(running.output())]
     for line in lines:
         assert isinstance(line.pop("duration_ms"), float)
-    session = legacy.session_id
-    assert session is not None
+    assert legacy.session_id is not None
+    assert legacy.session_id not in running.output(), "a session id is a secret: logged as a digest"
+    session = hashlib.sha256(legacy.session_id.encode()).hexdigest()[:12]
     http_legacy = {"protocol_version": LEGACY, "transport": "http", "caller": None}
     http_modern = {"protocol_version": MODERN, "transport": "http", "caller": None, "session_id": None}
     initialize_id = lines[0].pop("request_id")

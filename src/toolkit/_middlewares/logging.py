@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from .._middleware import CallNext, McpRequest, Middleware
+from .._types import log_digest
 from .timing import Outcome, measure
 
 
@@ -20,10 +21,12 @@ class RequestLogging(Middleware):
     """Log one line per request when it ends: what was asked, by whom, how long it took, how it ended.
 
     The line holds the method, its target (the tool or prompt name, or the resource URI), the
-    protocol version, the transport, the caller and session id (when there are), the request id,
-    the duration in milliseconds and the outcome: ``ok``, ``tool_error`` (a ``tools/call`` whose
-    result has ``isError``), ``error <code>`` (a JSON-RPC error), ``internal_error`` (an
-    unexpected exception) or ``cancelled``. Errors are re-raised unchanged after the line.
+    protocol version, the transport, the caller and session (when there are; a session as 12 hex
+    digits of its id's SHA-256, never the id, which would let a log reader take it over), the
+    request id, the duration in milliseconds and the outcome: ``ok``, ``tool_error`` (a
+    ``tools/call`` whose result has ``isError``), ``error <code>`` (a JSON-RPC error),
+    ``internal_error`` (an unexpected exception) or ``cancelled``. Errors are re-raised unchanged
+    after the line.
 
     ``logger``: a name or a ``logging.Logger`` (default ``"toolkit.requests"``). ``level``: the
     level of every line. ``json=True``: the message is one JSON object instead, with the keys
@@ -72,7 +75,7 @@ class RequestLogging(Middleware):
             "protocol_version": request.protocol_version,
             "transport": request.transport,
             "caller": request.caller,
-            "session_id": request.session_id,
+            "session_id": log_digest(request.session_id) if request.session_id is not None else None,
             "request_id": request.request_id,
             "duration_ms": round(seconds * 1000, 3),
             "outcome": outcome,
