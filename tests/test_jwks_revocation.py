@@ -6,6 +6,9 @@ keys, and only the key set's own refresh rule (a background refetch once the set
 ``jwks_cache_seconds``, at most one per ``jwks_refetch_interval``) can tell the server. The server
 is a real uvicorn on 127.0.0.1; the key set is served over real HTTP by ``Issuer``, whose
 ``published`` keys the test changes.
+
+Only a key lookup (a token not yet in the verified-token cache) refreshes a stale key set: the
+strict ``xfail`` below records that traffic of cached tokens alone never does.
 """
 
 from __future__ import annotations
@@ -107,3 +110,30 @@ async def test_a_key_withdrawn_from_the_key_set_stops_verifying_even_cached_toke
 
             again = [await whoami(alice), await whoami(alice_later), await session.request("ping")]
             assert [r.status for r in again] == [401, 401, 401], "the withdrawn key stays refused, in both eras"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "a request whose token is in the verified-token cache never consults the key set, so a stale "
+        "set is not refreshed by such traffic: a withdrawn key's cached tokens keep verifying for up to "
+        "cache_seconds (300 s by default), not jwks_cache_seconds"
+    ),
+)
+async def test_traffic_of_cached_tokens_alone_refreshes_a_stale_key_set() -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    with serve_issuer(url) as issuer:
+        revoked, kept = withdrawn_while_serving(issuer)
+        async with serve(protected(issuer), port=port), caller(url, issuer.token(key=revoked)) as alice:
+            assert (await whoami(alice)).status == 200
+            fetched = issuer.fetches
+            issuer.published = [kept]
+            started = time.monotonic()
+            while (reply := await whoami(alice)).status == 200:
+                assert time.monotonic() - started < 6 * CACHE_SECONDS, (
+                    f"{issuer.fetches - fetched} key-set fetches in {6 * CACHE_SECONDS:g} s of requests "
+                    f"with a key set older than jwks_cache_seconds ({CACHE_SECONDS:g} s)"
+                )
+                await asyncio.sleep(0.05)
+            assert reply.status == 401
