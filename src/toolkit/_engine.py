@@ -43,6 +43,7 @@ from ._jsonrpc import (
     error_reply,
     json_type,
 )
+from ._methods import METHODS, Era
 from ._middleware import Middleware, Pipeline, call_tool, serve
 from ._notifications import Announcer, Listener, Subscribers
 from ._pages import Pages
@@ -106,32 +107,37 @@ class Engine:
         """The middleware every request runs through; ``None``: none (the fast path)."""
         self._telemetry = Telemetry()
         registry.on_change(self._changed)
-        self._handlers: dict[str, Handler] = {
-            "tools/list": self._tools_list,
-            "tools/call": self._tools_call,
-            "resources/list": self._resources_list,
-            "resources/templates/list": self._templates_list,
-            "resources/read": self._resources_read,
-            "prompts/list": self._prompts_list,
-            "prompts/get": self._prompts_get,
-            "completion/complete": self._complete,
-            "tasks/get": self._task_method("get"),
-            "tasks/cancel": self._task_method("cancel"),
-        }
-        self._legacy_only: dict[str, Handler] = {
-            "initialize": self._initialize,
-            "ping": self._ping,
-            "logging/setLevel": self._set_level,
-            "resources/subscribe": self._subscribe,
-            "resources/unsubscribe": self._unsubscribe,
-            "tasks/result": self._task_method("result"),
-            "tasks/list": self._task_method("list"),
-        }
-        self._modern_only: dict[str, Handler] = {
-            "server/discover": self._discover,
-            "subscriptions/listen": self._listen,
-            "tasks/update": self._task_method("update"),
-        }
+        self._methods: dict[str, tuple[Handler, bool, bool]] = {}
+        """Method name → (handler, served to legacy requests, served to modern requests)."""
+        for name, handler in (
+            ("initialize", self._initialize),
+            ("ping", self._ping),
+            ("logging/setLevel", self._set_level),
+            ("resources/subscribe", self._subscribe),
+            ("resources/unsubscribe", self._unsubscribe),
+            ("server/discover", self._discover),
+            ("subscriptions/listen", self._listen),
+            ("tools/list", self._tools_list),
+            ("tools/call", self._tools_call),
+            ("resources/list", self._resources_list),
+            ("resources/templates/list", self._templates_list),
+            ("resources/read", self._resources_read),
+            ("prompts/list", self._prompts_list),
+            ("prompts/get", self._prompts_get),
+            ("completion/complete", self._complete),
+        ):
+            self.add_method(name, handler)
+        for name in ("get", "cancel", "result", "list", "update"):
+            self.add_method(f"tasks/{name}", self._task_method(name))
+
+    def add_method(self, name: str, handler: Handler, eras: frozenset[Era] | None = None) -> None:
+        """Serve ``name`` with ``handler`` in ``eras`` (default: the eras the method table gives it)."""
+        if eras is None:
+            known = METHODS.get(name)
+            if known is None:
+                raise ValueError(f"{name!r} is not in the method table: give its eras")
+            eras = known.eras
+        self._methods[name] = (handler, "legacy" in eras, "modern" in eras)
 
     # --- entry points ---------------------------------------------------------------------------
 
@@ -288,16 +294,15 @@ class Engine:
 
     def _handler_for(self, scope: RequestScope) -> Handler:
         method = scope.method
-        handler = self._handlers.get(method)
-        if handler is None:
-            handler = (self._modern_only if scope.modern else self._legacy_only).get(method)
-        if handler is None or not self._capable(method):
+        entry = self._methods.get(method)
+        if entry is None or not (entry[2] if scope.modern else entry[1]) or not self._capable(method):
             raise _compat.method_not_found(method, scope.version)
-        return handler
+        return entry[0]
 
     def _capable(self, method: str) -> bool:
         """Methods of a feature the server has nothing for are not found (capability not declared)."""
-        kind = method.split("/", 1)[0]
+        known = METHODS.get(method)
+        kind = known.kind if known is not None else None
         if kind == "prompts":
             return self.registry.has_prompts
         if kind == "resources":

@@ -30,6 +30,7 @@ import pydantic_core
 from ._content import NO_STRUCTURED, CallOutcome, ToolResult
 from ._errors import OutputInvalid, ToolError
 from ._jsonrpc import Raw
+from ._methods import METHODS, target
 from ._scope import RequestScope
 
 if TYPE_CHECKING:
@@ -43,7 +44,6 @@ CallNext = Callable[["McpRequest"], Awaitable[T]]
 """What a hook calls to pass the request on: the next hook, or the handler itself."""
 
 HOOKS = ("on_request", "on_call_tool", "on_list", "on_read_resource", "on_get_prompt")
-_URI_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
 LIST_METHODS = frozenset({"tools/list", "resources/list", "resources/templates/list", "prompts/list"})
 
 
@@ -116,18 +116,16 @@ class McpRequest:
     @property
     def name(self) -> str | None:
         """The tool (``tools/call``) or prompt (``prompts/get``) the request names."""
-        if self._scope.method in ("tools/call", "prompts/get"):
-            name = self._scope.params.get("name")
-            return name if isinstance(name, str) else None
-        return None
+        return self._target("name")
 
     @property
     def uri(self) -> str | None:
         """The resource ``resources/read``, ``resources/subscribe`` or ``resources/unsubscribe`` names."""
-        if self._scope.method in _URI_METHODS:
-            uri = self._scope.params.get("uri")
-            return uri if isinstance(uri, str) else None
-        return None
+        return self._target("uri")
+
+    def _target(self, field: str) -> str | None:
+        method = METHODS.get(self._scope.method)
+        return target(method.name, self._scope.params) if method is not None and method.target == field else None
 
     @property
     def arguments(self) -> dict[str, Any]:

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ._completions import Completer
 from ._errors import INVALID_PARAMS, McpError, RegistrationError, UnsafeValue
+from ._methods import METHODS
+from ._methods import target as target_of
 from ._prompts import Prompt
 from ._resources import Resource, ResourceTemplate
 from ._tools import Tool
@@ -180,12 +182,6 @@ class Registry:
 
     def target(self, method: str, params: dict[str, Any]) -> Tool | Resource | ResourceTemplate | Prompt | None:
         """The tool, resource (or template) or prompt a request is about, if it names a registered one."""
-        if method == "tools/call":
-            name = params.get("name")
-            return self.tools.get(name) if isinstance(name, str) else None
-        if method == "prompts/get":
-            name = params.get("name")
-            return self.prompts.get(name) if isinstance(name, str) else None
         if method == "completion/complete":
             ref = params.get("ref")
             if not isinstance(ref, dict):
@@ -196,11 +192,18 @@ class Registry:
             if ref.get("type") == "ref/prompt":
                 return self.prompts.get(key)
             return self.templates.get(key) or self.resources.get(key)
-        uri = params.get("uri")
-        if not isinstance(uri, str):
+        named = target_of(method, params)
+        if named is None:
+            return None
+        kind = METHODS[method].kind
+        if kind == "tools":
+            return self.tools.get(named)
+        if kind == "prompts":
+            return self.prompts.get(named)
+        if kind != "resources":
             return None
         try:
-            found = self.find_resource(uri)
+            found = self.find_resource(named)
         except McpError:  # refused values: the template's scopes still apply, so the caller learns nothing more
-            return next((template for template in self.templates.values() if template.template.shape(uri)), None)
+            return next((template for template in self.templates.values() if template.template.shape(named)), None)
         return found[0] if found is not None else None

@@ -26,6 +26,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ._errors import INTERNAL_ERROR, McpError
+from ._methods import METHODS, target
 
 if TYPE_CHECKING:
     from contextvars import Token
@@ -250,26 +251,22 @@ class RequestTrace:
 
 def _target(method: str, params: dict[str, Any], attributes: dict[str, Any]) -> str | None:
     """Record what the request names; the span name's target (a tool or prompt name), if any."""
-    if method == "tools/call":
-        name = params.get("name")
-        if isinstance(name, str):
-            attributes["gen_ai.tool.name"] = name
-            attributes["gen_ai.operation.name"] = "execute_tool"
-            return name
-    elif method == "prompts/get":
-        name = params.get("name")
-        if isinstance(name, str):
-            attributes["gen_ai.prompt.name"] = name
-            return name
+    named = target(method, params)
+    kind = METHODS[method].kind if method in METHODS else None
+    if named is not None and kind == "tools":
+        attributes["gen_ai.tool.name"] = named
+        attributes["gen_ai.operation.name"] = "execute_tool"
+        return named
+    if named is not None and kind == "prompts":
+        attributes["gen_ai.prompt.name"] = named
+        return named
+    if named is not None and kind == "resources":  # read, subscribe, unsubscribe
+        attributes["mcp.resource.uri"] = named  # not in the span name: a URI is not low-cardinality
     elif method == "completion/complete":  # completing a prompt's argument is about that prompt
         ref = params.get("ref")
         if isinstance(ref, dict) and ref.get("type") == "ref/prompt" and isinstance(ref.get("name"), str):
             attributes["gen_ai.prompt.name"] = ref["name"]
             return str(ref["name"])
-    elif method.startswith("resources/"):  # read, subscribe, unsubscribe
-        uri = params.get("uri")
-        if isinstance(uri, str):
-            attributes["mcp.resource.uri"] = uri  # not in the span name: a URI is not low-cardinality
     return None
 
 

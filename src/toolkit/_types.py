@@ -45,3 +45,6 @@ CLIENT_INFO_KEY: Final = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL_KEY: Final = "io.modelcontextprotocol/logLevel"
 SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
 SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
+
+TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+"""The tasks extension's identifier (ext-tasks; 2026-07-28 capabilities ``extensions``)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ._errors import UNSUPPORTED_VERSION, McpError
+from ._methods import MODERN_ONLY
 from ._types import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
 
 LEGACY_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -66,10 +67,6 @@ def negotiate_legacy(requested: object) -> str:
     return LATEST_LEGACY_VERSION
 
 
-MODERN_ONLY_METHODS: Final = frozenset({"server/discover", "subscriptions/listen"})
-"""Methods that exist only in the modern era: a request for one is modern even without ``_meta``."""
-
-
 def is_modern_request(method: str, params: dict[str, Any]) -> bool:
     """Whether a request uses the modern era's per-request ``_meta`` (or a modern-only method).
 
@@ -80,7 +77,7 @@ def is_modern_request(method: str, params: dict[str, Any]) -> bool:
     meta = params.get("_meta")
     if isinstance(meta, dict) and (PROTOCOL_VERSION_KEY in meta or CLIENT_CAPABILITIES_KEY in meta):
         return True
-    return method in MODERN_ONLY_METHODS
+    return method in MODERN_ONLY
 
 
 def unsupported_version(requested: Any) -> McpError:

@@ -15,19 +15,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from ..._jsonrpc import Request
+from ..._methods import named_field
 from ..._types import PROTOCOL_VERSION_KEY
 
 LOCAL_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
-NAMED_METHODS: Final = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-    # the tasks extension (2026-07-28, "Streamable HTTP: Routing Headers")
-    "tasks/get": "taskId",
-    "tasks/update": "taskId",
-    "tasks/cancel": "taskId",
-}
-"""Methods whose ``Mcp-Name`` header mirrors a body field, and which field."""
 
 ToolHeaders = Callable[[str], Mapping[str, tuple[str, ...]] | None]
 """A tool's ``x-mcp-header`` parameters (header name → argument path), or ``None``: no such tool."""
@@ -105,7 +96,7 @@ def header_problem(request: Request, headers: Mapping[str, str], tool_headers: T
         return "the Mcp-Method header is missing"
     if method != request.method:
         return f"Mcp-Method header {method!r} does not match body method {request.method!r}"
-    field_name = NAMED_METHODS.get(request.method)
+    field_name = named_field(request.method)
     if field_name is not None:
         raw = headers.get("mcp-name")
         if raw is None:
