@@ -21,7 +21,7 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 PACKAGE = SRC / "toolkit"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("_types", "_errors", "_methods", "_versions", "_jsonrpc", "_uritemplate")),
+    ("foundation", ("_types", "_errors", "_methods", "_headers", "_framing", "_versions", "_jsonrpc", "_uritemplate")),
     ("schema", ("_schema",)),
     ("model", ("_content", "_answers", "_functions", "_tools", "_resources", "_prompts", "_completions")),
     ("registry", ("_registry",)),

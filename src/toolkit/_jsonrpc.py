@@ -1,13 +1,18 @@
-"""JSON-RPC 2.0 framing: parse one frame, classify it, and encode replies.
+"""JSON-RPC 2.0: parse one frame, classify it, encode replies; correlate our requests with their answers.
 
 One frame in, one reply out: a frame that cannot be parsed or is not a valid message
-still gets an error (-32700 / -32600), never silence (ARCHITECTURE §1, §6).
+still gets an error (-32700 / -32600), never silence (ARCHITECTURE §1, §6). ``Correlator``
+is the other direction, for either side of the wire: a request this side sends waits for the
+response with its id (a server asking its legacy client for input; a client asking its server).
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import itertools
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import pydantic_core
@@ -44,7 +49,7 @@ class Notification:
 
 
 class Response:
-    """A client's reply to a request the server sent (legacy era)."""
+    """A reply to a request this side sent (a legacy client answering its server; a server answering a client)."""
 
     __slots__ = ("error", "id", "result")
 
@@ -360,3 +365,62 @@ def json_type(value: Any) -> str:
     if isinstance(value, list):
         return "array"
     return "object" if isinstance(value, dict) else type(value).__name__
+
+
+class Correlator:
+    """Requests this side sent, each waiting for the response with its id: ids, futures, timeouts.
+
+    ``failure`` makes the exception a waiting request gets: ``("timeout", method, seconds)``,
+    ``("error", method, error object)`` or ``("closed", method, reason)``.
+    """
+
+    __slots__ = ("_failure", "_ids", "_pending")
+
+    def __init__(self, failure: Callable[[str, str, Any], Exception], *, first_id: int = 1) -> None:
+        self._failure = failure
+        self._pending: dict[RequestId, tuple[str, asyncio.Future[Any]]] = {}
+        self._ids = itertools.count(first_id)
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        send: Callable[[dict[str, Any]], Awaitable[None]],
+        timeout: float,
+    ) -> Any:
+        """Send a request with a fresh id and wait for its result; its error or a timeout raise."""
+        request_id = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = (method, future)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            await send(message)
+            try:
+                return await asyncio.wait_for(future, timeout)
+            except TimeoutError:
+                raise self._failure("timeout", method, timeout) from None
+        finally:
+            self._pending.pop(request_id, None)
+
+    def resolve(self, response: Response) -> bool:
+        """Hand a response to the request waiting for it; ``False`` if none is."""
+        pending = self._pending.get(response.id)
+        if pending is None or pending[1].done():
+            return False
+        method, future = pending
+        if response.error is not None:
+            future.set_exception(self._failure("error", method, response.error))
+        else:
+            future.set_result(response.result)
+        return True
+
+    def close(self, reason: str) -> None:
+        """Fail every request still waiting (the session or connection ended)."""
+        for method, future in self._pending.values():
+            if not future.done():
+                future.set_exception(self._failure("closed", method, reason))

@@ -8,14 +8,12 @@ this: each request carries what it needs.
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from ._errors import ClientRequestError
-from ._jsonrpc import Response
+from ._jsonrpc import Correlator, Response
 from ._types import RequestId, Send
 
 
@@ -37,9 +35,8 @@ class Session:
         """Whether ``notify`` reaches the client now (stdout: always; HTTP: while its ``GET`` stream is open here)."""
         self.last_active = time.monotonic()
         self.closed = False
-        self._pending: dict[RequestId, asyncio.Future[Any]] = {}
-        self._ids = itertools.count(request_id_base + 1)
-        """Ids of requests to the client; replicas sharing a session start from different bases."""
+        self._requests = Correlator(_client_failure, first_id=request_id_base + 1)
+        """Requests to the client; replicas sharing a session start their ids from different bases."""
         self.on_change: Callable[[Session, str, Any], Awaitable[None]] | None = None
         """Told of each change a request makes (``log_level``, ``subscribe``, ``unsubscribe``), to store it."""
 
@@ -54,35 +51,23 @@ class Session:
 
     async def request(self, method: str, params: dict[str, Any], send: Send, timeout: float) -> Any:
         """Send a request to the client and wait for its result (legacy era only)."""
-        request_id = next(self._ids)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = future
-        try:
-            await send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-            try:
-                return await asyncio.wait_for(future, timeout)
-            except TimeoutError:
-                raise ClientRequestError(f"the client did not answer {method} within {timeout:g} s") from None
-        finally:
-            self._pending.pop(request_id, None)
+        return await self._requests.request(method, params, send, timeout)
 
     def resolve(self, response: Response) -> bool:
         """Hand a client's response to the request waiting for it; False if none is."""
-        future = self._pending.get(response.id)
-        if future is None or future.done():
-            return False
-        if response.error is not None:
-            message = response.error.get("message", "error")
-            future.set_exception(ClientRequestError(f"the client answered with an error: {message}"))
-        else:
-            future.set_result(response.result)
-        return True
+        return self._requests.resolve(response)
 
     def close(self) -> None:
         self.closed = True
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(ClientRequestError("the session ended"))
+        self._requests.close("the session ended")
+
+
+def _client_failure(kind: str, method: str, detail: Any) -> Exception:
+    if kind == "timeout":
+        return ClientRequestError(f"the client did not answer {method} within {detail:g} s")
+    if kind == "error":
+        return ClientRequestError(f"the client answered with an error: {detail.get('message', 'error')}")
+    return ClientRequestError(str(detail))
 
 
 class Cancellable(Protocol):

@@ -9,11 +9,10 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import Final
 
+from ..._headers import argument_at, decode_value, param_matches
 from ..._jsonrpc import Request
 from ..._methods import named_field
 from ..._types import PROTOCOL_VERSION_KEY
@@ -68,20 +67,6 @@ def host_only(host: str) -> str:
     return host
 
 
-def decode_header_value(value: str) -> str | None:
-    """A header value, Base64-decoded when it uses the spec's ``=?base64?…?=`` sentinel; None if invalid."""
-    if value.startswith("=?base64?") and value.endswith("?=") and len(value) >= len("=?base64??="):
-        encoded = value[len("=?base64?") : -2]
-        try:
-            return base64.b64decode(encoded, validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            return None
-    # Visible ASCII, spaces and tabs only (the tab is the one control character allowed).
-    if not (value.isascii() and value.replace("\t", " ").isprintable()):
-        return None
-    return value
-
-
 def header_problem(request: Request, headers: Mapping[str, str], tool_headers: ToolHeaders) -> str | None:
     """What the modern request's headers fail to mirror from its body, or ``None``."""
     version = headers.get("mcp-protocol-version")
@@ -101,7 +86,7 @@ def header_problem(request: Request, headers: Mapping[str, str], tool_headers: T
         raw = headers.get("mcp-name")
         if raw is None:
             return f"the Mcp-Name header is missing (required for {request.method})"
-        name = decode_header_value(raw)
+        name = decode_value(raw)
         if name is None:
             return "the Mcp-Name header has invalid characters or invalid Base64"
         if name != request.params.get(field_name):
@@ -115,31 +100,16 @@ def _param_header_problem(request: Request, headers: Mapping[str, str], tool_hea
     params = tool_headers(str(request.params.get("name")))
     if not params:
         return None
-    arguments = request.params.get("arguments")
-    arguments = arguments if isinstance(arguments, dict) else {}
     for header_name, path in params.items():
-        value: Any = arguments
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
+        value = argument_at(request.params.get("arguments"), path)
         raw = headers.get(f"mcp-param-{header_name.lower()}")
         if value is None:
             continue  # absent or null: the client omits the header, the server expects none
         if raw is None:
             return f"the Mcp-Param-{header_name} header is missing for argument {'.'.join(path)}"
-        decoded = decode_header_value(raw)
+        decoded = decode_value(raw)
         if decoded is None:
             return f"the Mcp-Param-{header_name} header has invalid characters or invalid Base64"
-        if not _header_matches(decoded, value):
+        if not param_matches(decoded, value):
             return f"Mcp-Param-{header_name} header {decoded!r} does not match argument {'.'.join(path)}"
     return None
-
-
-def _header_matches(header: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return header == ("true" if value else "false")
-    if isinstance(value, int | float):
-        try:
-            return float(header) == float(value)
-        except ValueError:
-            return False
-    return header == str(value)

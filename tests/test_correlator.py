@@ -1,0 +1,63 @@
+"""``Correlator``: a request this side sends waits for the response with its id (both sides of the wire use it)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from toolkit._jsonrpc import Correlator, Response
+
+
+class Failed(Exception):
+    pass
+
+
+def failure(kind: str, method: str, detail: Any) -> Exception:
+    return Failed(kind, method, detail)
+
+
+async def test_each_response_reaches_the_request_with_its_id() -> None:
+    sent: list[dict[str, Any]] = []
+    correlator = Correlator(failure, first_id=10)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    first = asyncio.create_task(correlator.request("roots/list", None, send, 5))
+    second = asyncio.create_task(correlator.request("sampling/createMessage", {"x": 1}, send, 5))
+    while len(sent) < 2:
+        await asyncio.sleep(0)
+    assert [(m["id"], m["method"], m.get("params")) for m in sent] == [
+        (10, "roots/list", None),
+        (11, "sampling/createMessage", {"x": 1}),
+    ]
+    assert "params" not in sent[0]
+    assert correlator.resolve(Response(11, {"two": 2}, None))
+    assert correlator.resolve(Response(10, None, {"code": -1, "message": "no"}))
+    assert await second == {"two": 2}
+    with pytest.raises(Failed) as raised:
+        await first
+    assert raised.value.args == ("error", "roots/list", {"code": -1, "message": "no"})
+    assert not correlator.resolve(Response(10, {}, None)), "answered already: nothing waits"
+    assert not correlator.resolve(Response("unknown", {}, None))
+    assert len(correlator) == 0
+
+
+async def test_a_request_times_out_and_close_fails_the_rest() -> None:
+    correlator = Correlator(failure)
+
+    async def send(message: dict[str, Any]) -> None:
+        pass
+
+    with pytest.raises(Failed) as raised:
+        await correlator.request("ping", None, send, 0.01)
+    assert raised.value.args == ("timeout", "ping", 0.01)
+    waiting = asyncio.create_task(correlator.request("ping", None, send, 60))
+    while not len(correlator):
+        await asyncio.sleep(0)
+    correlator.close("the session ended")
+    with pytest.raises(Failed) as raised:
+        await waiting
+    assert raised.value.args == ("closed", "ping", "the session ended")
