@@ -1,7 +1,7 @@
 """Exact wire output of ``_compat`` where mutation testing found the other tests lenient.
 
-Each test pins a detail that a changed line in ``src/toolkit/_compat.py`` altered without any
-other fast test failing (``scripts/mutate src/toolkit/_compat.py``; docs/contributing.md).
+Each test pins a detail that a changed line in ``src/toolkit/_compat/`` altered without any
+other fast test failing (``scripts/mutate src/toolkit/_compat/tools.py``; docs/contributing.md).
 """
 
 from __future__ import annotations

@@ -1,0 +1,40 @@
+"""Content blocks as each protocol version carries them.
+
+A block type a version lacks (``_BLOCK_SINCE``) becomes a text stand-in, so nothing is silently
+lost; a block's ``_meta`` goes only to versions that define it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .._content import ContentBlock
+from .._versions import at_least
+from .envelope import has_field
+
+# Content block types by the first version that has them.
+_BLOCK_SINCE: Final = {"audio": "2025-03-26", "resource_link": "2025-06-18"}
+
+
+def content_blocks(blocks: list[ContentBlock], version: str) -> list[dict[str, Any]]:
+    """Wire form of content blocks, with blocks ``version`` lacks turned into text."""
+    return [block_for(block.to_wire(), version) for block in blocks]
+
+
+def block_for(item: dict[str, Any], version: str) -> dict[str, Any]:
+    """One wire content block as ``version`` carries it (``item`` is the caller's to change)."""
+    if "_meta" in item and not has_field("ContentBlock", "_meta", version):
+        item.pop("_meta")
+    since = _BLOCK_SINCE.get(item["type"])
+    if since is not None and not at_least(version, since):
+        item = _as_text(item)
+    return item
+
+
+def _as_text(item: dict[str, Any]) -> dict[str, Any]:
+    """A text stand-in for a block the client's version cannot carry, so nothing is silently lost."""
+    if item["type"] == "resource_link":
+        label = item.get("title") or item["name"]
+        return {"type": "text", "text": f"Resource: {label} <{item['uri']}>"}
+    # Only audio gets here (before 2025-03-26), and an audio block always has its mimeType.
+    return {"type": "text", "text": f"[{item['type']} content ({item['mimeType']}) omitted]"}
