@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "_tasks",
             "_middleware",
             "_telemetry",
+            "_calls",
             "_engine",
         ),
     ),

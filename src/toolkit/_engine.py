@@ -17,19 +17,12 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from . import _compat
-from ._completions import choices, completion_result
-from ._content import CallOutcome
-from ._context import Context, Services
+from ._calls import Calls, required_str
 from ._errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
-    ArgumentsTooDeep,
-    InputRequired,
     McpError,
-    PromptError,
-    ResourceError,
-    ToolError,
 )
 from ._jsonrpc import (
     Notification,
@@ -37,25 +30,21 @@ from ._jsonrpc import (
     Reply,
     Request,
     Response,
-    TooDeep,
     encode,
     encode_result,
     error_reply,
-    json_type,
 )
 from ._methods import METHODS, Era
-from ._middleware import Middleware, Pipeline, call_tool, serve
+from ._middleware import Middleware, Pipeline, serve
 from ._notifications import Announcer, Listener, Subscribers
 from ._pages import Pages
 from ._registry import Kind, Registry
-from ._resources import Resource, ResourceTemplate
 from ._scope import RequestScope, initialize_scope, legacy_scope, modern_scope
 from ._session import Connection, Session
 from ._settings import Settings
 from ._store.base import Store
 from ._tasks import Tasks
 from ._telemetry import RequestTrace, Telemetry
-from ._tools import Tool
 from ._types import (
     LOG_RANK,
     RequestId,
@@ -97,7 +86,6 @@ class Engine:
         self.registry = registry
         self.settings = settings
         self.subscribers = Subscribers()
-        self._services = Services(settings, owner, lifespan_state, self.read_resource)
         self._pages = Pages(registry)
         self._shapes = _compat.ToolShapes()
         self._server_info: dict[str, dict[str, Any]] = {}
@@ -105,6 +93,9 @@ class Engine:
         self.tasks = Tasks(settings, registry)
         self.pipeline: Pipeline | None = None
         """The middleware every request runs through; ``None``: none (the fast path)."""
+        self.calls = Calls(
+            registry, settings, self.tasks, self._shapes, self._finish, owner=owner, lifespan_state=lifespan_state
+        )
         self._telemetry = Telemetry()
         registry.on_change(self._changed)
         self._methods: dict[str, tuple[Handler, bool, bool]] = {}
@@ -118,13 +109,13 @@ class Engine:
             ("server/discover", self._discover),
             ("subscriptions/listen", self._listen),
             ("tools/list", self._tools_list),
-            ("tools/call", self._tools_call),
+            ("tools/call", self.calls.tools_call),
             ("resources/list", self._resources_list),
             ("resources/templates/list", self._templates_list),
-            ("resources/read", self._resources_read),
+            ("resources/read", self.calls.resources_read),
             ("prompts/list", self._prompts_list),
-            ("prompts/get", self._prompts_get),
-            ("completion/complete", self._complete),
+            ("prompts/get", self.calls.prompts_get),
+            ("completion/complete", self.calls.complete),
         ):
             self.add_method(name, handler)
         for name in ("get", "cancel", "result", "list", "update"):
@@ -214,7 +205,7 @@ class Engine:
 
     def use(self, middlewares: list[Middleware]) -> None:
         """Serve every request through ``middlewares`` (outermost first); none: the plain path."""
-        self.pipeline = Pipeline(middlewares) if middlewares else None
+        self.pipeline = self.calls.pipeline = Pipeline(middlewares) if middlewares else None
 
     def handle_notification(self, notification: Notification, connection: Connection | None) -> None:
         method = notification.method
@@ -374,14 +365,14 @@ class Engine:
 
     async def _subscribe(self, scope: RequestScope) -> dict[str, Any]:
         assert scope.session is not None
-        uri = _required_str(scope.params, "uri")
+        uri = required_str(scope.params, "uri")
         scope.session.subscriptions.add(uri)
         await scope.session.changed("subscribe", uri)
         return {}
 
     async def _unsubscribe(self, scope: RequestScope) -> dict[str, Any]:
         assert scope.session is not None
-        uri = _required_str(scope.params, "uri")
+        uri = required_str(scope.params, "uri")
         scope.session.subscriptions.discard(uri)
         await scope.session.changed("unsubscribe", uri)
         return {}
@@ -467,66 +458,7 @@ class Engine:
             kind, scope, lambda items: [_compat.listing(entry_type, item.listing(), version) for item in items]
         )
 
-    # --- calls ------------------------------------------------------------------------------------
-
-    async def _tools_call(self, scope: RequestScope) -> dict[str, Any]:
-        params = scope.params
-        name = _required_str(params, "name")
-        tool = self.registry.tools.get(name)
-        if tool is None:
-            raise McpError(INVALID_PARAMS, f"Unknown tool: {name!r}", {"name": name})
-        try:
-            arguments = _arguments(params)
-        except ArgumentsTooDeep:  # for a tool, bad arguments are an isError result
-            return self._finish(_compat.call_result(tool.too_deep(), None, scope.version), scope)
-        if tool.task != "forbidden" or "task" in params:
-            ttl_ms = self.tasks.ttl_for(scope, tool)
-            if ttl_ms is not None:
-                return await self._start_task(scope, tool, arguments, ttl_ms)
-        context = self._prepare(scope, name, arguments)
-        try:
-            if self.pipeline is None and scope.trace is None:  # the plain path: no hook, no span
-                outcome = await tool.call(arguments, context)
-            else:
-                outcome = await self._call(scope, tool, arguments, context)
-        except InputRequired:
-            return self._input_required(scope, name, arguments)
-        except ToolError as exc:  # raised outside the tool body (a missing legacy capability)
-            outcome = CallOutcome.error(str(exc))
-        if outcome.is_error and scope.trace is not None:
-            scope.trace.tool_error(outcome)
-        result = _compat.call_result(outcome, self._shapes.get(tool, scope.version), scope.version)
-        return self._finish(result, scope)
-
-    async def _call(self, scope: RequestScope, tool: Tool, arguments: dict[str, Any], context: Context) -> CallOutcome:
-        """Run ``tool`` through the ``on_call_tool`` middleware, if any."""
-        chain = self.pipeline.call_tool if self.pipeline is not None else None
-        if chain is None:
-            return await _run_tool(scope, tool, arguments, context)
-        return await call_tool(chain, scope, tool, lambda arguments: _run_tool(scope, tool, arguments, context))
-
-    # --- tasks ------------------------------------------------------------------------------------
-
-    async def _start_task(
-        self, scope: RequestScope, tool: Tool, arguments: dict[str, Any], ttl_ms: int
-    ) -> dict[str, Any]:
-        """A task handle; the tool runs on (``task_start="begin_task"``: once it awaits ``ctx.begin_task()``)."""
-        later = tool.task_start == "begin_task"
-        context = self._prepare(scope, tool.name, arguments) if later else Context(scope, self._services)
-
-        async def call() -> dict[str, Any]:
-            outcome = await self._call(scope, tool, arguments, context)
-            result = _compat.call_result(outcome, self._shapes.get(tool, scope.version), scope.version)
-            return self._finish(result, scope)
-
-        try:
-            record = await self.tasks.start(scope, tool.name, ttl_ms, call, later=later)
-        except InputRequired:  # questions asked before the task began: multi round-trip input
-            return self._input_required(scope, tool.name, arguments)
-        if isinstance(record, dict):  # it ended before it began a task: an ordinary result
-            return record
-        view = self.tasks.view(record, scope.version, detailed=False)
-        return self._finish(_compat.created_task(view, scope.version), scope, result_type="task")
+    # --- tasks -----------------------------------------------------------------------------------
 
     def _task_method(self, name: str) -> Handler:
         """The handler of ``tasks/<name>`` (each era's own; see ``Tasks``)."""
@@ -536,135 +468,6 @@ class Engine:
             return self._finish(result, scope)
 
         return handler
-
-    async def _resources_read(self, scope: RequestScope) -> dict[str, Any]:
-        uri = _required_str(scope.params, "uri")
-        context = self._prepare(scope, uri, {})
-        try:
-            contents, resource = await self._read(uri, context, scope)
-        except InputRequired:
-            return self._input_required(scope, uri, {})
-        result: dict[str, Any] = {"contents": contents}
-        settings = self.settings
-        ttl = resource.ttl_ms if resource.ttl_ms is not None else settings.read_ttl_ms
-        _compat.cacheable(result, scope.version, ttl, resource.cache_scope or settings.read_cache_scope)
-        return self._finish(result, scope)
-
-    async def _read(
-        self, uri: str, context: Context, scope: RequestScope
-    ) -> tuple[list[dict[str, Any]], Resource | ResourceTemplate]:
-        found = self.registry.find_resource(uri)
-        if found is None:
-            raise _compat.resource_not_found(uri, scope.version)
-        target, variables = found
-        try:
-            contents = await target.read(uri, variables, context)
-        except (InputRequired, McpError):
-            raise
-        except (ResourceError, ToolError) as exc:
-            raise McpError(INTERNAL_ERROR, str(exc), {"uri": uri}) from None
-        except ValueError as exc:
-            raise McpError(INVALID_PARAMS, f"Invalid params: {exc}", {"uri": uri}) from None
-        except Exception:
-            logger.exception("resource %r raised", uri)
-            raise McpError(INTERNAL_ERROR, f"Error reading resource {uri}", {"uri": uri}) from None
-        return contents, target
-
-    async def read_resource(self, uri: str, scope: RequestScope) -> list[dict[str, Any]]:
-        """A resource's contents as they would go on the wire (``ctx.read_resource``)."""
-        contents, _ = await self._read(uri, Context(scope, self._services), scope)
-        return contents
-
-    async def _prompts_get(self, scope: RequestScope) -> dict[str, Any]:
-        name = _required_str(scope.params, "name")
-        prompt = self.registry.prompts.get(name)
-        if prompt is None:
-            raise McpError(INVALID_PARAMS, f"Unknown prompt: {name!r}", {"name": name})
-        arguments = _arguments(scope.params)
-        context = self._prepare(scope, name, arguments)
-        try:
-            result = await prompt.render(arguments, context)
-        except InputRequired:
-            return self._input_required(scope, name, arguments)
-        except (PromptError, ToolError) as exc:
-            raise McpError(INVALID_PARAMS, str(exc)) from None
-        except McpError:
-            raise
-        except Exception:
-            logger.exception("prompt %r raised", name)
-            raise McpError(INTERNAL_ERROR, f"Error rendering prompt {name!r}") from None
-        return self._finish(result, scope)
-
-    async def _complete(self, scope: RequestScope) -> dict[str, Any]:
-        params = scope.params
-        ref = params.get("ref")
-        argument = params.get("argument")
-        if not isinstance(ref, dict) or not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
-            raise McpError(INVALID_PARAMS, 'Invalid params: completion/complete needs "ref" and "argument.name"')
-        context_args = (params.get("context") or {}).get("arguments") or {}
-        value = str(argument.get("value", ""))
-        try:
-            values = await self._completions(ref, argument["name"], value, context_args, Context(scope, self._services))
-        except McpError:
-            raise
-        except Exception:
-            logger.exception("completion for %r raised", ref)
-            raise McpError(INTERNAL_ERROR, "Error computing completions") from None
-        return self._finish(completion_result(values), scope)
-
-    async def _completions(
-        self, ref: dict[str, Any], argument: str, value: str, arguments: dict[str, str], context: Context
-    ) -> list[str]:
-        registry = self.registry
-        kind = ref.get("type")
-        if kind == "ref/prompt":
-            target = str(ref.get("name"))
-            prompt = registry.prompts.get(target)
-            if prompt is None:
-                raise McpError(INVALID_PARAMS, f"Unknown prompt: {target!r}", {"name": target})
-            params = {param.name: param.annotation for param in prompt.info.params}
-        elif kind == "ref/resource":
-            target = str(ref.get("uri"))
-            template = registry.templates.get(target)
-            if template is None and target not in registry.resources:
-                raise McpError(INVALID_PARAMS, f"Unknown resource template: {target!r}", {"uri": target})
-            params = {param.name: param.annotation for param in template.info.params} if template else {}
-        else:
-            raise McpError(
-                INVALID_PARAMS, f'Invalid params: unknown ref type {kind!r}; use "ref/prompt" or "ref/resource"'
-            )
-        completer = registry.completers.get((kind, target, argument))
-        if completer is not None:
-            return await completer.values(value, arguments, context)
-        options = choices(params.get(argument))
-        return [option for option in options or [] if option.startswith(value)]
-
-    # --- multi round-trip input -------------------------------------------------------------------
-
-    def _prepare(self, scope: RequestScope, name: str, arguments: dict[str, Any]) -> Context:
-        """The handler's ``Context``; in the modern era, load the answers of earlier rounds."""
-        if scope.modern:
-            answers: dict[str, Any] = {}
-            state = scope.params.get("requestState")
-            if state is not None:
-                signer = self.settings.state_signer
-                answers.update(
-                    signer.verify(state, method=scope.method, name=name, arguments=arguments, caller=scope.caller)
-                )
-            responses = scope.params.get("inputResponses")
-            if isinstance(responses, dict):
-                answers.update({key: value for key, value in responses.items() if isinstance(value, dict)})
-            scope.answers = answers
-        return Context(scope, self._services)
-
-    def _input_required(self, scope: RequestScope, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        if not scope.modern or not scope.pending_inputs:  # pragma: no cover - legacy never raises it
-            raise McpError(INTERNAL_ERROR, "Internal error: input requested outside the modern era")
-        state = self.settings.state_signer.sign(
-            method=scope.method, name=name, arguments=arguments, answers=scope.answers, caller=scope.caller
-        )
-        result = {"inputRequests": dict(scope.pending_inputs), "requestState": state}
-        return self._finish(result, scope, result_type="input_required")
 
     # --- change notifications ---------------------------------------------------------------------
 
@@ -681,35 +484,3 @@ class Engine:
     async def resource_updated(self, uri: str) -> None:
         """Tell the subscribers of ``uri`` that it changed (on every replica, with a shared store)."""
         await self.announcer.resource_updated(uri)
-
-
-async def _run_tool(scope: RequestScope, tool: Tool, arguments: dict[str, Any], context: Context) -> CallOutcome:
-    """``tool.call``, traced when tracing is on."""
-    try:
-        if scope.trace is not None:
-            return await scope.trace.call_tool(tool, arguments, context)
-        return await tool.call(arguments, context)
-    except ToolError as exc:  # raised outside the tool body (a missing legacy capability)
-        return CallOutcome.error(str(exc))
-
-
-def _required_str(params: dict[str, Any], name: str) -> str:
-    value = params.get(name)
-    if not isinstance(value, str):
-        problem = "is missing" if value is None else f"must be a string, not {type(value).__name__}"
-        raise McpError(INVALID_PARAMS, f'Invalid params: "{name}" {problem}', {"param": name, "problem": problem})
-    return value
-
-
-def _arguments(params: dict[str, Any]) -> dict[str, Any]:
-    if "arguments" not in params:  # absent: no arguments; null is not an object in any version's schema
-        return {}
-    arguments = params["arguments"]
-    if isinstance(arguments, TooDeep):
-        raise ArgumentsTooDeep
-    if not isinstance(arguments, dict):
-        problem = f"must be an object, not {json_type(arguments)}"
-        raise McpError(
-            INVALID_PARAMS, f'Invalid params: "arguments" {problem}', {"param": "arguments", "problem": problem}
-        )
-    return arguments
