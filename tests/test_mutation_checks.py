@@ -355,7 +355,8 @@ def canary() -> Iterator[Canary]:
 
 REMOTE = "https://example.com/x.json"
 ONLY_LOCAL = (
-    "only same-document references ('#/$defs/...' or '#anchor') are allowed, and toolkit never fetches schemas. "
+    "only same-document references ('#/$defs/...', '#anchor', or the '$id' of a schema in this document) are "
+    "allowed, and toolkit never fetches schemas. "
     "Copy the referenced schema into '$defs'"
 )
 

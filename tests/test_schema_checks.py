@@ -22,6 +22,8 @@ from tests.wire import assert_valid
 
 from toolkit import RegistrationError, SchemaError, Server
 from toolkit._schema import keywords
+from toolkit._schema.checks import check_schema
+from toolkit._schema.uris import resolve
 from toolkit.testing import Client
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -292,6 +294,314 @@ def test_a_dangling_same_document_reference_is_refused_and_located(canary: Canar
             register(server, name=name, input_schema=schema)
         assert_schema_error(error, name, "/properties/x")
     assert canary.hits == []
+
+
+# --- references under a nested $id -----------------------------------------------------------------
+# A "$ref" resolves against the base URI of the schema resource it sits in: the nearest "$id"
+# around it, itself resolved against the ones above (RFC 3986 §5.2; 2020-12 Core §8.2.1, §8.2.3).
+# Each must land on a schema of this document; nothing is fetched to find out.
+
+ROOT_ID = "https://example.com/schemas/root.json"
+
+# name: (schema, where the reference is, the reference)
+REFUSED_UNDER_AN_ID: dict[str, tuple[dict[str, Any], str, str]] = {
+    "a pointer dangling inside a nested resource, never referenced": (
+        {
+            "type": "object",
+            "$defs": {"inner": {"$id": "https://example.com/inner.json", "items": {"$ref": "#/$defs/missing"}}},
+        },
+        "/$defs/inner/items",
+        "#/$defs/missing",
+    ),
+    "a pointer that exists at the root but not in the nested resource it sits in": (
+        {
+            "$id": ROOT_ID,
+            "$defs": {
+                "shared": {"type": "integer"},
+                "inner": {"$id": "inner.json", "items": {"$ref": "#/$defs/shared"}},
+            },
+        },
+        "/$defs/inner/items",
+        "#/$defs/shared",
+    ),
+    "an anchor of another resource": (
+        {
+            "$id": ROOT_ID,
+            "$defs": {"leaf": {"$anchor": "leaf"}, "inner": {"$id": "inner.json", "items": {"$ref": "#leaf"}}},
+        },
+        "/$defs/inner/items",
+        "#leaf",
+    ),
+    "a relative URI nothing declares": (
+        {"$id": ROOT_ID, "$defs": {"inner": {"$id": "inner.json", "items": {"$ref": "other.json"}}}},
+        "/$defs/inner/items",
+        "other.json",
+    ),
+    "a relative URI that names a declared $id only when resolved against the wrong base": (
+        {
+            "$id": ROOT_ID,
+            "$defs": {
+                "a": {"$id": "a.json", "type": "integer"},
+                "inner": {"$id": "nested/inner.json", "items": {"$ref": "a.json"}},  # nested/a.json
+            },
+        },
+        "/$defs/inner/items",
+        "a.json",
+    ),
+    "an absolute URI nothing declares": (
+        {
+            "$defs": {
+                "inner": {"$id": "https://example.com/inner.json", "items": {"$ref": "https://example.com/x.json"}}
+            }
+        },
+        "/$defs/inner/items",
+        "https://example.com/x.json",
+    ),
+    "a URN nothing declares": (
+        {"$id": "urn:example:root", "properties": {"x": {"$ref": "urn:example:missing"}}},
+        "/properties/x",
+        "urn:example:missing",
+    ),
+    "a pointer dangling in a declared resource named by URI": (
+        {
+            "$id": ROOT_ID,
+            "properties": {"x": {"$ref": "inner.json#/$defs/missing"}},
+            "$defs": {"i": {"$id": "inner.json"}},
+        },
+        "/properties/x",
+        "inner.json#/$defs/missing",
+    ),
+    "an anchor missing from a declared resource named by URI": (
+        {
+            "$id": ROOT_ID,
+            "properties": {"x": {"$ref": "inner.json#leaf"}},
+            "$defs": {"leaf": {"$anchor": "leaf"}, "i": {"$id": "inner.json"}},
+        },
+        "/properties/x",
+        "inner.json#leaf",
+    ),
+    "a $dynamicRef to an anchor of another resource": (
+        {
+            "$id": ROOT_ID,
+            "$dynamicAnchor": "node",
+            "$defs": {"inner": {"$id": "inner.json", "items": {"$dynamicRef": "#node"}}},
+        },
+        "/$defs/inner/items",
+        "#node",
+    ),
+}
+
+
+@pytest.mark.parametrize("where", ["input_schema", "output_schema"])
+@pytest.mark.parametrize("case", list(REFUSED_UNDER_AN_ID))
+def test_a_reference_under_a_nested_id_that_lands_nowhere_is_refused(canary: Canary, where: str, case: str) -> None:
+    schema, pointer, reference = REFUSED_UNDER_AN_ID[case]
+    if where == "input_schema":
+        schema = {**schema, "type": "object"}
+    with pytest.raises(SchemaError) as error:
+        register(Server("checks"), name="nested", **{where: schema})
+    assert_schema_error(error, "nested", pointer)
+    assert repr(reference) in str(error.value)
+    assert ("input schema" if where == "input_schema" else "output schema") in str(error.value)
+    assert canary.hits == []
+
+
+def test_an_id_declared_twice_is_refused() -> None:
+    schema = {"$id": ROOT_ID, "$defs": {"a": {"$id": "a.json"}, "b": {"$id": "https://example.com/schemas/a.json"}}}
+    with pytest.raises(SchemaError) as error:
+        register(Server("checks"), name="twice", input_schema={**schema, "type": "object"})
+    assert_schema_error(error, "twice", None)
+    assert "'https://example.com/schemas/a.json'" in str(error.value)
+
+
+# name: (schema, instances it accepts, instances it refuses): the validator toolkit compiles agrees
+# with the resolution above on where each reference lands.
+ACCEPTED_UNDER_AN_ID: dict[str, tuple[dict[str, Any], list[Any], list[Any]]] = {
+    "a relative reference to a declared nested $id": (
+        {"$id": ROOT_ID, "items": {"$ref": "item.json"}, "$defs": {"item": {"$id": "item.json", "type": "integer"}}},
+        [[1, 2]],
+        [["x"]],
+    ),
+    "an absolute reference to a declared nested $id": (
+        {
+            "$id": ROOT_ID,
+            "items": {"$ref": "https://example.com/schemas/item.json"},
+            "$defs": {"item": {"$id": "item.json", "type": "integer"}},
+        },
+        [[1]],
+        [["x"]],
+    ),
+    "a nested $id resolved against a nested one, and '..'": (
+        {
+            "$id": ROOT_ID,
+            "prefixItems": [{"$ref": "deep/er/item.json"}, {"$ref": "https://example.com/up.json"}],
+            "$defs": {
+                "dir": {
+                    "$id": "deep/",
+                    "$defs": {
+                        "item": {"$id": "er/item.json", "type": "integer"},
+                        "up": {"$id": "../../up.json", "type": "string"},
+                    },
+                }
+            },
+        },
+        [[1, "a"]],
+        [["a", "a"], [1, 1]],
+    ),
+    "without a root $id: a relative reference to a nested one": (
+        {"items": {"$ref": "item.json"}, "$defs": {"item": {"$id": "item.json", "type": "integer"}}},
+        [[1]],
+        [["x"]],
+    ),
+    "a pointer inside the nested resource it sits in, not the root's": (
+        {
+            "$id": ROOT_ID,
+            "items": {"$ref": "#/$defs/inner"},
+            "$defs": {
+                "shared": {"type": "string"},
+                "inner": {"$id": "inner.json", "$ref": "#/$defs/shared", "$defs": {"shared": {"type": "integer"}}},
+            },
+        },
+        [[1]],
+        [["x"]],
+    ),
+    "a pointer into a nested resource, by its URI": (
+        {
+            "$id": ROOT_ID,
+            "items": {"$ref": "inner.json#/$defs/small"},
+            "$defs": {"inner": {"$id": "inner.json", "$defs": {"small": {"type": "integer", "maximum": 9}}}},
+        },
+        [[1]],
+        [[10]],
+    ),
+    "a pointer from the root through a nested resource": (
+        {
+            "$id": ROOT_ID,
+            "items": {"$ref": "#/$defs/inner/$defs/small"},
+            "$defs": {"inner": {"$id": "inner.json", "$defs": {"small": {"type": "integer", "maximum": 9}}}},
+        },
+        [[1]],
+        [[10]],
+    ),
+    "an anchor of a nested resource, from inside it and by its URI": (
+        {
+            "$id": ROOT_ID,
+            "prefixItems": [{"$ref": "inner.json#small"}, {"$ref": "inner.json"}],
+            "$defs": {
+                "inner": {
+                    "$id": "inner.json",
+                    "items": {"$ref": "#small"},
+                    "$defs": {"small": {"$anchor": "small", "type": "integer", "maximum": 9}},
+                }
+            },
+        },
+        [[1, [2, 3]]],
+        [[10, []], [1, [10]]],
+    ),
+    "a $dynamicAnchor of a nested resource": (
+        {
+            "$id": ROOT_ID,
+            "items": {"$ref": "tree.json"},
+            "$defs": {
+                "tree": {
+                    "$id": "tree.json",
+                    "$dynamicAnchor": "node",
+                    "type": "object",
+                    "properties": {"kids": {"type": "array", "items": {"$dynamicRef": "#node"}}},
+                    "additionalProperties": False,
+                }
+            },
+        },
+        [[{"kids": [{"kids": []}]}]],
+        [[{"kids": [{"leaves": 1}]}]],
+    ),
+    "a URN $id": (
+        {
+            "$id": "urn:example:root",
+            "items": {"$ref": "urn:example:item"},
+            "$defs": {"i": {"$id": "urn:example:item", "type": "integer"}},
+        },
+        [[1]],
+        [["x"]],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(ACCEPTED_UNDER_AN_ID))
+def test_a_reference_under_a_nested_id_that_lands_on_a_schema_is_accepted(canary: Canary, case: str) -> None:
+    schema, valid, invalid = ACCEPTED_UNDER_AN_ID[case]
+    validator = check_schema({"type": "array", **schema}, what="schema")
+    for instance in valid:
+        assert validator.is_valid(instance), instance
+    for instance in invalid:
+        assert not validator.is_valid(instance), instance
+    register(Server("checks"), name="nested", output_schema={"type": "array", **schema})
+    assert canary.hits == []
+
+
+def test_a_refused_relative_reference_says_what_it_resolved_to() -> None:
+    schema, _, _ = REFUSED_UNDER_AN_ID[
+        "a relative URI that names a declared $id only when resolved against the wrong base"
+    ]
+    with pytest.raises(SchemaError) as error:
+        register(Server("checks"), name="nested", output_schema=schema)
+    assert (
+        "non-local $ref 'a.json' (that is 'https://example.com/schemas/nested/a.json') at '/$defs/inner/items'"
+        in str(error.value)
+    )
+
+
+# RFC 3986 §5.4: every example, normal and abnormal, against its base.
+RFC_3986_BASE = "http://a/b/c/d;p?q"
+RFC_3986_EXAMPLES = {
+    "g:h": "g:h",
+    "g": "http://a/b/c/g",
+    "./g": "http://a/b/c/g",
+    "g/": "http://a/b/c/g/",
+    "/g": "http://a/g",
+    "//g": "http://g",
+    "?y": "http://a/b/c/d;p?y",
+    "g?y": "http://a/b/c/g?y",
+    "#s": "http://a/b/c/d;p?q#s",
+    "g#s": "http://a/b/c/g#s",
+    "g?y#s": "http://a/b/c/g?y#s",
+    ";x": "http://a/b/c/;x",
+    "g;x": "http://a/b/c/g;x",
+    "g;x?y#s": "http://a/b/c/g;x?y#s",
+    "": "http://a/b/c/d;p?q",
+    ".": "http://a/b/c/",
+    "./": "http://a/b/c/",
+    "..": "http://a/b/",
+    "../": "http://a/b/",
+    "../g": "http://a/b/g",
+    "../..": "http://a/",
+    "../../": "http://a/",
+    "../../g": "http://a/g",
+    "../../../g": "http://a/g",
+    "../../../../g": "http://a/g",
+    "/./g": "http://a/g",
+    "/../g": "http://a/g",
+    "g.": "http://a/b/c/g.",
+    ".g": "http://a/b/c/.g",
+    "g..": "http://a/b/c/g..",
+    "..g": "http://a/b/c/..g",
+    "./../g": "http://a/b/g",
+    "./g/.": "http://a/b/c/g/",
+    "g/./h": "http://a/b/c/g/h",
+    "g/../h": "http://a/b/c/h",
+    "g;x=1/./y": "http://a/b/c/g;x=1/y",
+    "g;x=1/../y": "http://a/b/c/y",
+    "g?y/./x": "http://a/b/c/g?y/./x",
+    "g?y/../x": "http://a/b/c/g?y/../x",
+    "g#s/./x": "http://a/b/c/g#s/./x",
+    "g#s/../x": "http://a/b/c/g#s/../x",
+    "http:g": "http:g",
+}
+
+
+@pytest.mark.parametrize(("reference", "target"), RFC_3986_EXAMPLES.items())
+def test_references_resolve_as_rfc_3986_says(reference: str, target: str) -> None:
+    assert resolve(RFC_3986_BASE, reference) == target
 
 
 async def test_nothing_is_fetched_while_registering_or_calling(canary: Canary, tmp_path: Path) -> None:

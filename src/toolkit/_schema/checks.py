@@ -24,6 +24,7 @@ from .keywords import (
     SUBSCHEMA_MAP_OR_NAMES,
     SUBSCHEMA_OR_LIST,
 )
+from .uris import DEFAULT_BASE, resolve
 
 MAX_DEPTH: Final = 64
 """Deepest subschema nesting accepted (SEP-2106: bound composition-keyword cost)."""
@@ -55,6 +56,13 @@ SUPPORTED_DIALECTS: Final = frozenset(
         "http://json-schema.org/draft-04/schema#",
     }
 )
+
+
+# Before 2019-09, "$ref" overrides every keyword beside it, "$id" included; draft-04 spells "$id" "id".
+_REF_HIDES_SIBLINGS: Final = frozenset(
+    dialect for dialect in SUPPORTED_DIALECTS if dialect.startswith("http://json-schema.org/draft-0")
+)
+_DRAFT_04: Final = frozenset({"http://json-schema.org/draft-04/schema", "http://json-schema.org/draft-04/schema#"})
 
 
 def _escape(token: str) -> str:
@@ -114,13 +122,11 @@ def check_schema(schema: Any, *, what: str, assert_formats: bool = False) -> jso
     if not isinstance(schema, dict):
         raise SchemaError(f"{what} must be a JSON object (a dict), not {type(schema).__name__}")
     count = 0
-    references: list[tuple[str, _Trail]] = []
-    anchors: set[str] = set()
-    has_ids = False
-    # (subschema, where it sits, subschema depth, JSON depth)
-    stack: list[tuple[Any, _Trail, int, int]] = [(schema, None, 0, 0)]
+    resources = _Resources(schema.get("$schema"))
+    # (subschema, where it sits, subschema depth, JSON depth, base URI of the resource around it)
+    stack: list[tuple[Any, _Trail, int, int, str]] = [(schema, None, 0, 0, DEFAULT_BASE)]
     while stack:
-        node, trail, depth, json_depth = stack.pop()
+        node, trail, depth, json_depth, base = stack.pop()
         count += 1
         if count > MAX_SUBSCHEMAS:
             raise SchemaError(f"{what} has more than {MAX_SUBSCHEMAS} subschemas; split it or simplify it")
@@ -135,20 +141,14 @@ def check_schema(schema: Any, *, what: str, assert_formats: bool = False) -> jso
             raise SchemaError(
                 f"{what} has a subschema at '{pointer}' that is neither an object nor a boolean", pointer=pointer
             )
+        base = resources.enter(node, trail, base, what)
         for keyword, value in node.items():
             if keyword in SCHEMA_KEYWORDS:
                 continue
             if keyword in REFERENCE_KEYWORDS:
-                if isinstance(value, str) and value.startswith("#"):
-                    references.append((value, trail))
-                else:
-                    pointer = _pointer(trail)
-                    raise SchemaError(
-                        f"{what} has a non-local {keyword} {value!r} at '{pointer or '/'}'; only same-document "
-                        "references ('#/$defs/...' or '#anchor') are allowed, and toolkit never fetches schemas. "
-                        "Copy the referenced schema into '$defs'",
-                        pointer=pointer,
-                    )
+                if not isinstance(value, str):
+                    raise _elsewhere(what, keyword, value, trail, None)
+                resources.references.append((keyword, value, base, trail))
             elif keyword == "$schema" and (not isinstance(value, str) or value not in SUPPORTED_DIALECTS):
                 pointer = _pointer(trail)
                 raise SchemaError(
@@ -157,9 +157,7 @@ def check_schema(schema: Any, *, what: str, assert_formats: bool = False) -> jso
                     pointer=pointer,
                 )
             elif keyword in ("$anchor", "$dynamicAnchor") and isinstance(value, str):
-                anchors.add(value)
-            elif keyword == "$id" and trail is not None:
-                has_ids = True
+                resources.anchors.add((base, value))
             # Deliberately inside data: the values of DATA_KEYWORDS (and of unknown keywords) are
             # never walked as schemas, but the JSON nesting bound is on the whole document. This
             # node is container number json_depth + 1; its value would be the next one.
@@ -168,16 +166,8 @@ def check_schema(schema: Any, *, what: str, assert_formats: bool = False) -> jso
         for child, child_trail in _children(node, trail):
             assert child_trail is not None
             # one JSON level down ("items": {...}) or two ("properties": {"name": {...}})
-            stack.append((child, child_trail, depth + 1, json_depth + (1 if child_trail[0] is trail else 2)))
-
-    if not has_ids:  # with nested $id, "#..." is relative to that resource: the validator checks it
-        for reference, trail in references:
-            if not _resolves(schema, reference, anchors):
-                pointer = _pointer(trail)
-                raise SchemaError(
-                    f"{what} has a {reference!r} reference at '{pointer or '/'}' that points at nothing in the schema",
-                    pointer=pointer,
-                )
+            stack.append((child, child_trail, depth + 1, json_depth + (1 if child_trail[0] is trail else 2), base))
+    resources.check_references(what)
 
     # Anything but a ValidationError from either step (a set or bytes where JSON belongs, ...) is
     # still the schema's fault: refused in toolkit's words, never a raw exception at registration.
@@ -195,23 +185,102 @@ def check_schema(schema: Any, *, what: str, assert_formats: bool = False) -> jso
         raise SchemaError(f"{what} cannot be compiled: {getattr(exc, 'message', exc)}") from None
 
 
-def _resolves(document: Any, reference: str, anchors: set[str]) -> bool:
-    """Whether a same-document reference ("#", "#/json/pointer", "#anchor") has a target."""
-    fragment = urllib.parse.unquote(reference[1:])
-    if not fragment:
-        return True
-    if not fragment.startswith("/"):
-        return fragment in anchors
-    node = document
-    for raw in fragment[1:].split("/"):
-        token = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return False
-    return True
+class _Resources:
+    """The schema resources of one document, by absolute URI; their anchors; the references to check.
+
+    A reference resolves against the base URI of the resource it sits in (the nearest ``$id``
+    around it, resolved against those above: 2020-12 Core §8.2.1, §8.2.3) and must land on a
+    schema of this document: a declared resource, a JSON Pointer within one, or one of its anchors.
+    """
+
+    __slots__ = ("anchors", "by_uri", "id_keyword", "ref_hides_siblings", "references")
+
+    def __init__(self, dialect: Any) -> None:
+        # (the walk refuses a $schema that is not a known dialect; it may not even be a string)
+        self.id_keyword = "id" if isinstance(dialect, str) and dialect in _DRAFT_04 else "$id"
+        self.ref_hides_siblings = isinstance(dialect, str) and dialect in _REF_HIDES_SIBLINGS
+        self.by_uri: dict[str, tuple[Any, _Trail]] = {}
+        """Each resource's root subschema and where it sits, by its absolute URI (no fragment)."""
+        self.anchors: set[tuple[str, str]] = set()
+        """(a resource's URI, an anchor name in it): ``$anchor``, ``$dynamicAnchor``, draft-07's ``$id: "#name"``."""
+        self.references: list[tuple[str, str, str, _Trail]] = []
+        """(keyword, reference, the base URI it resolves against, where it sits)."""
+
+    def enter(self, node: dict[str, Any], trail: _Trail, base: str, what: str) -> str:
+        """The base URI of the resource ``node`` belongs to: ``base``, unless ``node`` declares one."""
+        identifier = node.get(self.id_keyword)
+        if not isinstance(identifier, str) or (self.ref_hides_siblings and "$ref" in node):
+            if trail is None:
+                self.by_uri[base] = (node, trail)
+            return base
+        uri, _, fragment = identifier.partition("#")
+        if uri or trail is None:
+            base = resolve(base, uri)
+            seen = self.by_uri.get(base)
+            if seen is not None:
+                pointer = _pointer(trail)
+                raise SchemaError(
+                    f"{what} declares the schema {base!r} twice, at '{_pointer(seen[1]) or '/'}' and "
+                    f"'{pointer or '/'}'; give each its own {self.id_keyword}",
+                    pointer=pointer,
+                )
+            self.by_uri[base] = (node, trail)
+        if fragment and not fragment.startswith("/"):  # draft-07 and earlier: "$id": "#name" is an anchor
+            self.anchors.add((base, urllib.parse.unquote(fragment)))
+        return base
+
+    def check_references(self, what: str) -> None:
+        for keyword, reference, base, trail in self.references:
+            uri, fragment = (
+                (base, reference[1:]) if reference.startswith("#") else _defragment(resolve(base, reference))
+            )
+            resource = self.by_uri.get(uri)
+            if resource is None:
+                raise _elsewhere(what, keyword, reference, trail, uri)
+            if not self._lands(resource[0], uri, urllib.parse.unquote(fragment)):
+                pointer = _pointer(trail)
+                raise SchemaError(
+                    f"{what} has a {reference!r} reference at '{pointer or '/'}' that points at nothing in the schema",
+                    pointer=pointer,
+                )
+
+    def _lands(self, resource: Any, uri: str, fragment: str) -> bool:
+        """Whether ``fragment`` ("", "/json/pointer" or an anchor name) names a schema in the resource ``uri``."""
+        if not fragment:
+            return True
+        if not fragment.startswith("/"):
+            return (uri, fragment) in self.anchors
+        node = resource
+        for raw in fragment[1:].split("/"):
+            token = raw.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and token in node:
+                node = node[token]
+            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+                node = node[int(token)]
+            else:
+                return False
+        return isinstance(node, dict | bool)
+
+
+def _defragment(uri: str) -> tuple[str, str]:
+    without, _, fragment = uri.partition("#")
+    return without, fragment
+
+
+def _elsewhere(what: str, keyword: str, reference: Any, trail: _Trail, uri: str | None) -> SchemaError:
+    """The error for a reference to no schema of this document (toolkit never fetches one)."""
+    pointer = _pointer(trail)
+    resolved = (
+        f" (that is {uri!r})"
+        if uri is not None and uri != reference.partition("#")[0] and not uri.startswith(DEFAULT_BASE)
+        else ""
+    )
+    return SchemaError(
+        f"{what} has a non-local {keyword} {reference!r}{resolved} at '{pointer or '/'}'; only same-document "
+        "references ('#/$defs/...', '#anchor', or the '$id' of a schema in this document) are allowed, and "
+        "toolkit never fetches schemas. Copy the referenced schema into '$defs'",
+        pointer=pointer,
+    )
 
 
 def compile_validator(schema: dict[str, Any] | bool, *, assert_formats: bool = False) -> jsonschema_rs.Validator:
