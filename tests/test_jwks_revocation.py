@@ -14,13 +14,11 @@ strict ``xfail`` below records that traffic of cached tokens alone never does.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections.abc import AsyncIterator
 
-import httpx
 import pytest
-from tests.http_support import TIMEOUT, Legacy, McpHttp, Modern, Reply, free_port, serve
+from tests.http_support import Legacy, McpHttp, Modern, Reply, free_port, serve
+from tests.support.bearer import bearer_client
 from tests.support.issuer import Issuer, SigningKey, serve_issuer
 
 from toolkit import Context, Server
@@ -53,14 +51,6 @@ def protected(issuer: Issuer) -> Server:
     return server
 
 
-@contextlib.asynccontextmanager
-async def caller(url: str, token: str) -> AsyncIterator[McpHttp]:
-    """A raw MCP client of ``url`` sending ``Authorization: Bearer token`` on every request."""
-    headers = {"authorization": f"Bearer {token}"}
-    async with httpx.AsyncClient(timeout=httpx.Timeout(TIMEOUT), headers=headers) as http:
-        yield McpHttp(url, http)
-
-
 async def whoami(client: McpHttp) -> Reply:
     return await Modern(client).call_tool("whoami")
 
@@ -79,8 +69,8 @@ async def test_a_key_withdrawn_from_the_key_set_stops_verifying_even_cached_toke
         revoked, kept = withdrawn_while_serving(issuer)
         async with (
             serve(protected(issuer), port=port),
-            caller(url, issuer.token(key=revoked, sub="alice")) as alice,
-            caller(url, issuer.token(key=revoked, sub="alice", jti="later")) as alice_later,
+            bearer_client(url, issuer.token(key=revoked, sub="alice")) as alice,
+            bearer_client(url, issuer.token(key=revoked, sub="alice", jti="later")) as alice_later,
         ):
             first = await whoami(alice)
             assert first.status == 200 and first.result["content"][0]["text"] == "alice"
@@ -94,7 +84,7 @@ async def test_a_key_withdrawn_from_the_key_set_stops_verifying_even_cached_toke
                 # Other callers come with tokens the server has not verified yet: their key lookups
                 # are what refresh a key set older than jwks_cache_seconds.
                 round_ += 1
-                async with caller(url, issuer.token(key=kept, sub="bob", jti=f"bob-{round_}")) as bob:
+                async with bearer_client(url, issuer.token(key=kept, sub="bob", jti=f"bob-{round_}")) as bob:
                     assert (await whoami(bob)).status == 200, "the key still published keeps working"
                 reply = await whoami(alice)  # verified before: served from the token cache until the set changes
                 if reply.status != 200:
@@ -125,7 +115,7 @@ async def test_traffic_of_cached_tokens_alone_refreshes_a_stale_key_set() -> Non
     url = f"http://127.0.0.1:{port}/mcp"
     with serve_issuer(url) as issuer:
         revoked, kept = withdrawn_while_serving(issuer)
-        async with serve(protected(issuer), port=port), caller(url, issuer.token(key=revoked)) as alice:
+        async with serve(protected(issuer), port=port), bearer_client(url, issuer.token(key=revoked)) as alice:
             assert (await whoami(alice)).status == 200
             fetched = issuer.fetches
             issuer.published = [kept]

@@ -19,10 +19,10 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from tests.http_support import TIMEOUT, Legacy, McpHttp, Reply
+from tests.http_support import Legacy, Reply
 from tests.support.authserver import AuthServer, authserver_available, start_authserver
+from tests.support.bearer import bearer_client
 from tests.support.cluster import Replicas
 from tests.support.processes import LOCALHOST, free_port
 from tests.support.redis_rig import RedisServer, missing, redis_server
@@ -96,15 +96,6 @@ def url_of(replicas: Replicas, name: str) -> str:
     return f"http://{LOCALHOST}:{replicas.port(name)}/mcp"
 
 
-@contextlib.asynccontextmanager
-async def client(url: str, token: str | None = None) -> AsyncIterator[McpHttp]:
-    """A raw MCP client of ``url`` sending ``Authorization: Bearer token`` (if any) on every request."""
-    headers = {"authorization": f"Bearer {token}"} if token is not None else {}
-    limits = httpx.Limits(max_keepalive_connections=0)
-    async with httpx.AsyncClient(timeout=httpx.Timeout(TIMEOUT), limits=limits, headers=headers) as http:
-        yield McpHttp(url, http)
-
-
 async def eventually(condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
     """Wait until ``condition()`` holds (AssertionError naming ``what`` after ``timeout`` seconds)."""
     deadline = time.monotonic() + timeout
@@ -156,10 +147,10 @@ async def test_a_session_reloaded_from_redis_is_refused_to_another_caller(
     mallory_token = auth.client_credentials_token(resource, client_id=MALLORY[0], client_secret=MALLORY[1])
     first, second = url_of(owned, "r0"), url_of(owned, "r1")
     async with (
-        client(first, alice_token) as alice_first,
-        client(second, alice_token) as alice_second,
-        client(first, mallory_token) as mallory_first,
-        client(second, mallory_token) as mallory_second,
+        bearer_client(first, alice_token) as alice_first,
+        bearer_client(second, alice_token) as alice_second,
+        bearer_client(first, mallory_token) as mallory_first,
+        bearer_client(second, mallory_token) as mallory_second,
     ):
         alice = await Legacy(alice_first).open()
         session_id = alice.session_id
@@ -221,7 +212,7 @@ async def test_the_reaper_refreshes_a_busy_sessions_ttl_in_redis_past_its_idle_t
     plain: Replicas, redis: RedisServer, marks: Path, how: str
 ) -> None:
     first, second = url_of(plain, "r0"), url_of(plain, "r1")
-    async with client(first) as on_first, client(second) as on_second:
+    async with bearer_client(first, None) as on_first, bearer_client(second, None) as on_second:
         session = await Legacy(on_first).open()
         session_id = session.session_id
         assert session_id is not None
