@@ -370,7 +370,7 @@ def _break_the_engine(server: Server) -> None:
     async def broken(scope: Any) -> Any:
         raise RuntimeError(f"internal state corrupted: {SECRET} {PATH}")
 
-    server.engine._handlers["tools/list"] = broken
+    server.engine.add_method("tools/list", broken)
 
 
 @pytest.mark.parametrize("transport", ["stdio", "legacy", "modern"])
@@ -409,7 +409,7 @@ async def test_an_internal_error_during_initialize_leaks_nothing(mcp_http: Serve
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(f"internal state corrupted: {SECRET} {PATH}")
 
-    server.engine._legacy_only["initialize"] = broken  # the handler of initialize
+    server.engine.add_method("initialize", broken)  # the handler of initialize
     http = await mcp_http(server)
     body = {
         "jsonrpc": "2.0",

@@ -15,6 +15,7 @@ from typing import Any
 
 from . import _compat
 from ._completions import choices, completion_result
+from ._components import ResourceBase, ToolBase
 from ._content import CallOutcome
 from ._context import Context, Services
 from ._errors import (
@@ -30,11 +31,9 @@ from ._errors import (
 from ._jsonrpc import TooDeep, json_type
 from ._middleware import Pipeline, call_tool
 from ._registry import Registry
-from ._resources import Resource, ResourceTemplate
 from ._scope import RequestScope
 from ._settings import Settings
 from ._tasks import Tasks
-from ._tools import Tool
 
 logger = logging.getLogger("toolkit")
 
@@ -81,8 +80,8 @@ class Calls:
                 return await self._start_task(scope, tool, arguments, ttl_ms)
         context = self._prepare(scope, name, arguments)
         try:
-            if self.pipeline is None and scope.trace is None:  # the plain path: no hook, no span
-                outcome = await tool.call(arguments, context)
+            if self.pipeline is None and scope.trace is None and not tool.validate_arguments:
+                outcome = await tool.call(arguments, context)  # the plain path: no hook, no span
             else:
                 outcome = await self._call(scope, tool, arguments, context)
         except InputRequired:
@@ -94,7 +93,9 @@ class Calls:
         result = _compat.call_result(outcome, self.shapes.get(tool, scope.version), scope.version)
         return self.finish(result, scope)
 
-    async def _call(self, scope: RequestScope, tool: Tool, arguments: dict[str, Any], context: Context) -> CallOutcome:
+    async def _call(
+        self, scope: RequestScope, tool: ToolBase, arguments: dict[str, Any], context: Context
+    ) -> CallOutcome:
         """Run ``tool`` through the ``on_call_tool`` middleware, if any."""
         chain = self.pipeline.call_tool if self.pipeline is not None else None
         if chain is None:
@@ -104,7 +105,7 @@ class Calls:
     # --- tasks ------------------------------------------------------------------------------------
 
     async def _start_task(
-        self, scope: RequestScope, tool: Tool, arguments: dict[str, Any], ttl_ms: int
+        self, scope: RequestScope, tool: ToolBase, arguments: dict[str, Any], ttl_ms: int
     ) -> dict[str, Any]:
         """A task handle; the tool runs on (``task_start="begin_task"``: once it awaits ``ctx.begin_task()``)."""
         later = tool.task_start == "begin_task"
@@ -137,9 +138,7 @@ class Calls:
         _compat.cacheable(result, scope.version, ttl, resource.cache_scope or settings.read_cache_scope)
         return self.finish(result, scope)
 
-    async def _read(
-        self, uri: str, context: Context, scope: RequestScope
-    ) -> tuple[list[dict[str, Any]], Resource | ResourceTemplate]:
+    async def _read(self, uri: str, context: Context, scope: RequestScope) -> tuple[list[dict[str, Any]], ResourceBase]:
         found = self.registry.find_resource(uri)
         if found is None:
             raise _compat.resource_not_found(uri, scope.version)
@@ -209,13 +208,13 @@ class Calls:
             prompt = registry.prompts.get(target)
             if prompt is None:
                 raise McpError(INVALID_PARAMS, f"Unknown prompt: {target!r}", {"name": target})
-            params = {param.name: param.annotation for param in prompt.info.params}
+            params = prompt.completion_hints()
         elif kind == "ref/resource":
             target = str(ref.get("uri"))
             template = registry.templates.get(target)
             if template is None and target not in registry.resources:
                 raise McpError(INVALID_PARAMS, f"Unknown resource template: {target!r}", {"uri": target})
-            params = {param.name: param.annotation for param in template.info.params} if template else {}
+            params = template.completion_hints() if template is not None else {}
         else:
             raise McpError(
                 INVALID_PARAMS, f'Invalid params: unknown ref type {kind!r}; use "ref/prompt" or "ref/resource"'
@@ -254,9 +253,13 @@ class Calls:
         return self.finish(result, scope, result_type="input_required")
 
 
-async def _run_tool(scope: RequestScope, tool: Tool, arguments: dict[str, Any], context: Context) -> CallOutcome:
-    """``tool.call``, traced when tracing is on."""
+async def _run_tool(scope: RequestScope, tool: ToolBase, arguments: dict[str, Any], context: Context) -> CallOutcome:
+    """``tool.call``, traced when tracing is on; arguments checked first for a tool that asks for it."""
     try:
+        if tool.validate_arguments:
+            problem = tool.invalid_arguments(arguments)
+            if problem is not None:
+                return CallOutcome.error(f"Invalid arguments for tool {tool.name!r}: {problem}")
         if scope.trace is not None:
             return await scope.trace.call_tool(tool, arguments, context)
         return await tool.call(arguments, context)

@@ -35,7 +35,7 @@ from ._scope import RequestScope
 
 if TYPE_CHECKING:
     from ._auth.tokens import AccessToken
-    from ._tools import Tool
+    from ._components import ToolBase
 
 logger = logging.getLogger("toolkit")
 
@@ -291,7 +291,7 @@ async def serve(pipeline: Pipeline, scope: RequestScope, dispatch: Dispatch) -> 
 async def call_tool(
     chain: Chain[ToolResult],
     scope: RequestScope,
-    tool: Tool,
+    tool: ToolBase,
     run: Callable[[dict[str, Any]], Awaitable[CallOutcome]],
 ) -> CallOutcome:
     """A tool call through every ``on_call_tool``: they see and return the natural ``ToolResult``."""

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import pydantic
 
+from ._components import PromptBase
 from ._content import ContentBlock, Text
 from ._errors import PromptError
 from ._functions import FunctionInfo, declared_scopes, inspect_function, invoke
@@ -51,7 +52,7 @@ def _messages(value: Any) -> list[dict[str, Any]]:
     return messages
 
 
-class Prompt:
+class Prompt(PromptBase):
     """A registered prompt. Arguments arrive as strings and are converted to the parameter types."""
 
     def __init__(
@@ -128,6 +129,9 @@ class Prompt:
         if problems:
             raise PromptError(f"Invalid arguments for prompt {self.name!r}: " + "; ".join(problems))
         return kwargs
+
+    def completion_hints(self) -> Mapping[str, Any]:
+        return {param.name: param.annotation for param in self.info.params}
 
     async def render(self, arguments: Mapping[str, Any], context: Any) -> dict[str, Any]:
         kwargs = self.bind(arguments)

@@ -12,12 +12,10 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ._completions import Completer
+from ._components import PromptBase, ResourceBase, TemplateBase, ToolBase
 from ._errors import INVALID_PARAMS, McpError, RegistrationError, UnsafeValue
 from ._methods import METHODS
 from ._methods import target as target_of
-from ._prompts import Prompt
-from ._resources import Resource, ResourceTemplate
-from ._tools import Tool
 
 if TYPE_CHECKING:
     from ._uritemplate import Value
@@ -34,10 +32,10 @@ class Registry:
     """The registered tools, resources, templates and prompts, in registration order."""
 
     def __init__(self) -> None:
-        self.tools: dict[str, Tool] = {}
-        self.resources: dict[str, Resource] = {}
-        self.templates: dict[str, ResourceTemplate] = {}
-        self.prompts: dict[str, Prompt] = {}
+        self.tools: dict[str, ToolBase] = {}
+        self.resources: dict[str, ResourceBase] = {}
+        self.templates: dict[str, TemplateBase] = {}
+        self.prompts: dict[str, PromptBase] = {}
         self.completers: dict[CompletionKey, Completer] = {}
         self.generation: dict[Kind, int] = dict.fromkeys(KINDS, 0)
         self.scopes: dict[Kind, frozenset[str]] = dict.fromkeys(KINDS, frozenset())
@@ -74,7 +72,7 @@ class Registry:
 
     # --- changes ------------------------------------------------------------------------------
 
-    def add_tool(self, tool: Tool) -> Tool:
+    def add_tool(self, tool: ToolBase) -> ToolBase:
         self._add(
             "tools",
             tool.name,
@@ -90,10 +88,10 @@ class Registry:
         if tool is not None:
             self._task_tools -= tool.task != "forbidden"
 
-    def add_resource(self, resource: Resource) -> None:
+    def add_resource(self, resource: ResourceBase) -> None:
         self._add("resources", resource.uri, resource, f"a resource {resource.uri!r} is already registered")
 
-    def add_template(self, template: ResourceTemplate) -> None:
+    def add_template(self, template: TemplateBase) -> None:
         uri = template.uri_template
         self._add("templates", uri, template, f"a resource template {uri!r} is already registered")
 
@@ -102,7 +100,7 @@ class Registry:
         kind: Kind = "resources" if uri in self.resources else "templates"
         self._remove(kind, uri, f"no resource or template {uri!r}")
 
-    def add_prompt(self, prompt: Prompt) -> None:
+    def add_prompt(self, prompt: PromptBase) -> None:
         self._add("prompts", prompt.name, prompt, f"a prompt named {prompt.name!r} is already registered")
 
     def remove_prompt(self, name: str) -> None:
@@ -139,7 +137,7 @@ class Registry:
         """Every scope any tool, resource, template or prompt requires."""
         return frozenset().union(*self.scopes.values())
 
-    def find_resource(self, uri: str) -> tuple[Resource | ResourceTemplate, dict[str, Value]] | None:
+    def find_resource(self, uri: str) -> tuple[ResourceBase, dict[str, Value]] | None:
         """The resource at ``uri``, or the first template matching it with its variables.
 
         A URI whose values a template refuses (``..``, an absolute path: ``_uritemplate``) is an
@@ -180,7 +178,7 @@ class Registry:
         target = self.target(method, params)
         return target.scopes if target is not None else NO_SCOPES
 
-    def target(self, method: str, params: dict[str, Any]) -> Tool | Resource | ResourceTemplate | Prompt | None:
+    def target(self, method: str, params: dict[str, Any]) -> ToolBase | ResourceBase | PromptBase | None:
         """The tool, resource (or template) or prompt a request is about, if it names a registered one."""
         if method == "completion/complete":
             ref = params.get("ref")
@@ -205,5 +203,5 @@ class Registry:
         try:
             found = self.find_resource(named)
         except McpError:  # refused values: the template's scopes still apply, so the caller learns nothing more
-            return next((template for template in self.templates.values() if template.template.shape(named)), None)
+            return next((template for template in self.templates.values() if template.shape(named)), None)
         return found[0] if found is not None else None

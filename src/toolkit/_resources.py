@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 import pydantic
 import pydantic_core
 
+from ._components import ResourceBase, TemplateBase
 from ._errors import RegistrationError
 from ._functions import FunctionInfo, declared_scopes, inspect_function, invoke
 from ._schema import hints
@@ -178,7 +179,7 @@ def _convert(annotation: Any, raw: Value, name: str) -> Any:
         raise ValueError(f"URI variable {name!r}: {first.errors()[0]['msg']}") from None
 
 
-class Resource(_Readable):
+class Resource(_Readable, ResourceBase):
     """A resource at a fixed URI."""
 
     def __init__(self, uri: str, fn: Callable[..., Any], **options: Any) -> None:
@@ -194,7 +195,7 @@ class Resource(_Readable):
         return {"uri": self.uri, **self._listing()}
 
 
-class ResourceTemplate(_Readable):
+class ResourceTemplate(_Readable, TemplateBase):
     """Resources whose URIs follow a template; the variables are the function's arguments."""
 
     def __init__(
@@ -228,6 +229,12 @@ class ResourceTemplate(_Readable):
     def match(self, uri: str) -> dict[str, Value] | None:
         """The decoded variables if ``uri`` has the template's shape; ``UnsafeValue`` if one is refused."""
         return self.template.match(uri)
+
+    def shape(self, uri: str) -> bool:
+        return self.template.shape(uri)
+
+    def completion_hints(self) -> Mapping[str, Any]:
+        return {param.name: param.annotation for param in self.info.params}
 
     def listing(self) -> dict[str, Any]:
         return {"uriTemplate": self.uri_template, **self._listing()}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, Unpack, overlo
 
 from . import _compat
 from ._completions import Completer
+from ._components import ToolBase
 from ._context import Context
 from ._engine import Engine
 from ._errors import RegistrationError
@@ -41,6 +42,7 @@ logger = logging.getLogger("toolkit")
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
+ToolBaseT = TypeVar("ToolBaseT", bound=ToolBase)
 Lifespan = Callable[["Server"], contextlib.AbstractAsyncContextManager[Any]]
 
 
@@ -336,8 +338,23 @@ class Server:
 
         return decorator
 
-    def add_tool(self, fn: Callable[..., Any], **options: Unpack[ToolOptions]) -> Tool:
-        """Register ``fn`` as a tool (the non-decorator form of ``@server.tool``)."""
+    @overload
+    def add_tool(self, fn: ToolBaseT, /) -> ToolBaseT: ...
+
+    @overload
+    def add_tool(self, fn: Callable[..., Any], /, **options: Unpack[ToolOptions]) -> Tool: ...
+
+    def add_tool(self, fn: Any, /, **options: Any) -> ToolBase:
+        """Register ``fn`` as a tool (the non-decorator form of ``@server.tool``).
+
+        ``fn`` may also be a ``ToolBase`` built elsewhere (a tool that is not a function): it is
+        registered as it is, and takes no options.
+        """
+        if isinstance(fn, ToolBase):
+            if options:
+                raise TypeError(f"add_tool({fn!r}): a ToolBase carries its own options; got {sorted(options)}")
+            self.registry.add_tool(fn)
+            return fn
         options.setdefault("timeout", self.tool_timeout)
         with explained(fn, "tool", Context):
             tool = Tool(
@@ -347,14 +364,15 @@ class Server:
                 max_argument_depth=self.max_argument_depth,
                 **options,
             )
-            return self.registry.add_tool(tool)
+            self.registry.add_tool(tool)
+            return tool
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool; connected clients are told the list changed."""
         self.registry.remove_tool(name)
 
     @property
-    def tools(self) -> Mapping[str, Tool]:
+    def tools(self) -> Mapping[str, ToolBase]:
         """The registered tools by name, in registration order."""
         return dict(self.registry.tools)
 

@@ -32,12 +32,12 @@ from ._errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, ClientRequ
 from ._types import Send, log_digest
 
 if TYPE_CHECKING:
+    from ._components import ToolBase
     from ._registry import Registry
     from ._scope import RequestScope
     from ._settings import Settings
     from ._store.base import Store
     from ._store.tasks import TaskRecord, TaskStore
-    from ._tools import Tool
 
 logger = logging.getLogger("toolkit")
 
@@ -258,7 +258,7 @@ class Tasks:
             raise _compat.extension_missing(scope.method)
         return self
 
-    def ttl_for(self, scope: RequestScope, tool: Tool) -> int | None:
+    def ttl_for(self, scope: RequestScope, tool: ToolBase) -> int | None:
         """The TTL of the task a ``tools/call`` becomes, or ``None``: it runs as an ordinary call."""
         form = _compat.task_form(scope.version)
         if form == "extension":  # the server decides: a task whenever the request can take one

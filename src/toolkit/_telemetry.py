@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._errors import INTERNAL_ERROR, McpError
 from ._methods import METHODS, target
+from ._tools import Tool
 
 if TYPE_CHECKING:
     from contextvars import Token
@@ -35,10 +36,10 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import Histogram
     from opentelemetry.trace import Link, Span, Tracer
 
+    from ._components import ToolBase
     from ._content import CallOutcome
     from ._jsonrpc import Request
     from ._scope import RequestScope
-    from ._tools import Tool
 
 INSTRUMENTATION = "toolkit"
 DURATION_METRIC = "mcp.server.operation.duration"
@@ -213,11 +214,11 @@ class RequestTrace:
 
             self.span.set_status(Status(StatusCode.ERROR, message))
 
-    async def call_tool(self, tool: Tool, arguments: dict[str, Any] | None, context: Any) -> CallOutcome:
+    async def call_tool(self, tool: ToolBase, arguments: dict[str, Any], context: Any) -> CallOutcome:
         """``tool.call`` with a child span for each phase: argument validation, the body, serialization.
 
         Spans the tool body starts are children of ``run_tool <name>`` (a sync tool's worker
-        thread runs in a copy of this context).
+        thread runs in a copy of this context). A tool that is not a function has one phase.
         """
         tracer = self._tracer
         request_span = self.span
@@ -225,6 +226,18 @@ class RequestTrace:
             return await tool.call(arguments, context)  # a request sampled out: so are its phases
         name = tool.name
         attributes = {"gen_ai.tool.name": name}
+        if not isinstance(tool, Tool):
+            with tracer.start_as_current_span(
+                f"run_tool {name}", attributes=attributes, set_status_on_exception=False
+            ) as span:
+                try:
+                    outcome = await tool.call(arguments, context)
+                except McpError as exc:
+                    _mark_error(span, str(exc.code), exc.message)
+                    raise
+                if outcome.is_error:
+                    _mark_error(span, "tool_error", _first_text(outcome))
+                return outcome
         with tracer.start_as_current_span(f"validate_arguments {name}", attributes=attributes) as span:
             prepared = await tool.prepare(arguments, context)
             if not isinstance(prepared, dict):

@@ -14,7 +14,6 @@ import asyncio
 import collections.abc
 import inspect
 import logging
-import re
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Literal, NotRequired, Unpack, get_args, get_origin
@@ -23,12 +22,12 @@ import pydantic
 import pydantic_core
 from typing_extensions import TypedDict
 
-from ._content import NO_STRUCTURED, CallOutcome, ContentBlock, Text, ToolResult, is_content, to_blocks
+from ._components import TaskSupport, ToolBase
+from ._content import CallOutcome, ContentBlock, ToolResult
 from ._errors import ArgumentsInvalid, McpError, OutputInvalid, RegistrationError, SchemaError, ToolError
-from ._functions import FunctionInfo, declared_scopes, inspect_function, invoke
+from ._functions import FunctionInfo, inspect_function, invoke
 from ._schema import hints, unions
-from ._schema.checks import check_schema, describe_errors
-from ._schema.keywords import DATA_KEYWORDS, NAME_MAPS
+from ._schema.checks import describe_errors
 
 logger = logging.getLogger("toolkit")
 
@@ -93,10 +92,6 @@ def _schema_object(schema: Any, what: str) -> dict[str, Any]:
     return dict(schema)
 
 
-TaskSupport = Literal["forbidden", "optional", "required"]
-TASK_SUPPORT: tuple[TaskSupport, ...] = ("forbidden", "optional", "required")
-
-
 class ToolOptions(TypedDict, total=False):
     """The keyword options of ``@server.tool`` / ``server.add_tool`` (each documented on ``Server.tool``)."""
 
@@ -117,8 +112,10 @@ class ToolOptions(TypedDict, total=False):
     blocking: bool
 
 
-class Tool:
+class Tool(ToolBase):
     """A registered tool. Built by ``@server.tool``; rarely constructed directly."""
+
+    validate_arguments = False  # bind() checks them, then converts them to the parameters' types
 
     def __init__(
         self,
@@ -138,70 +135,50 @@ class Tool:
         info = inspect_function(fn, kind="tool", context_type=context_type)
         self.fn = fn
         self.info = info
-        self.name = options.get("name") or info.name
-        self.title = options.get("title")
+        name = options.get("name") or info.name
+        self.name = name
+        self._what = f"tool {name!r}"
         description = options.get("description")
-        self.description = description if description is not None else (info.doc.summary or "")
-        annotations, meta = options.get("annotations"), options.get("meta")
-        self.annotations = dict(annotations) if annotations else None
-        self.meta = dict(meta) if meta else None
-        self.icons = options.get("icons")
         self.timeout = options.get("timeout")
-        self.scopes = declared_scopes(options.get("scopes"), f"tool {self.name!r}")
-        """OAuth scopes a caller's access token must grant to see and call this tool."""
-        task = options.get("task", "forbidden")
-        if task not in TASK_SUPPORT:
-            raise ValueError(
-                f"tool {self.name!r}: task={task!r} is not one of {', '.join(map(repr, TASK_SUPPORT))} "
-                '(whether a client may run it as a task: "optional", "required", or "forbidden", the default)'
-            )
-        self.task: TaskSupport = task
-        """Whether the tool runs as a task: never (default), when the client can take one, or always."""
         task_start = options.get("task_start", "call")
         if task_start not in ("call", "begin_task"):
             raise ValueError(
-                f"tool {self.name!r}: task_start={task_start!r} is not 'call' (the task starts with the call) "
+                f"tool {name!r}: task_start={task_start!r} is not 'call' (the task starts with the call) "
                 "or 'begin_task' (it starts when the function awaits ctx.begin_task())"
             )
         if task_start == "begin_task" and not (info.is_async and info.context_param is not None):
             raise ValueError(
-                f"tool {self.name!r}: task_start='begin_task' needs an async function that takes a Context "
+                f"tool {name!r}: task_start='begin_task' needs an async function that takes a Context "
                 "(the task begins when it awaits ctx.begin_task())"
             )
-        self.task_start = task_start
         blocking = options.get("blocking")
         if blocking is not None and info.is_async:
             raise ValueError(
-                f"tool {self.name!r}: blocking= is for a plain def function (blocking=False runs it on the "
+                f"tool {name!r}: blocking= is for a plain def function (blocking=False runs it on the "
                 "event loop instead of a worker thread); an async def already runs on the event loop"
             )
         self.inline = blocking is False
         """A plain function that never blocks (``blocking=False``): called on the event loop, no thread."""
-        input_schema, root_param = options.get("input_schema"), options.get("root_param")
-        output_schema, structured_output = options.get("output_schema"), options.get("structured_output")
         self.mask_errors = mask_errors
-        self.max_argument_depth = max_argument_depth
-        self._what = f"tool {self.name!r}"
-
-        self.input_schema = self._build_input_schema(info, input_schema, root_param)
-        self._input_validator = check_schema(self.input_schema, what=f"{self._what}: input schema", assert_formats=True)
-        if self.input_schema.get("type") != "object":
-            raise SchemaError(
-                f'{self._what}: an input schema must have "type": "object" at its root (tool arguments '
-                "are always a JSON object)"
-            )
-        self.header_params = header_params(self.input_schema, self._what)
-        """``x-mcp-header`` name → property path, for the HTTP transport to check."""
-
         self._return_adapter: pydantic.TypeAdapter[Any] | None = None
-        self.output_schema, self._serialize = self._build_output(info, output_schema, structured_output)
-        self._output_validator = None
-        if self.output_schema is not None:
-            # Every structured result is checked against the advertised schema, generated or
-            # hand-written: serializing through the return type does not enforce constraints
-            # (ge=0, NaN for a number, None where the hint says int), and a client that
-            # validates would reject what we sent.
-            self._output_validator = check_schema(self.output_schema, what=f"{self._what}: output schema")
+        input_schema = self._build_input_schema(info, options.get("input_schema"), options.get("root_param"))
+        output_schema, self._serialize = self._build_output(
+            info, options.get("output_schema"), options.get("structured_output")
+        )
+        super().__init__(
+            name,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            title=options.get("title"),
+            description=description if description is not None else (info.doc.summary or ""),
+            annotations=options.get("annotations"),
+            icons=options.get("icons"),
+            meta=options.get("meta"),
+            scopes=options.get("scopes"),
+            task=options.get("task", "forbidden"),
+            max_argument_depth=max_argument_depth,
+        )
+        self.task_start = task_start
 
     # --- registration ------------------------------------------------------------------------
 
@@ -405,44 +382,8 @@ class Tool:
         """Whether ``run`` ended in a failure rather than with the function's value."""
         return isinstance(value, CallOutcome)
 
-    def finish(self, value: Any) -> CallOutcome:
-        """The outcome of the function's return value (serialized, checked against the output schema)."""
-        try:
-            return self.outcome(value)
-        except OutputInvalid as exc:
-            logger.error("tool %r returned a result that violates its output schema: %s", self.name, exc)
-            return CallOutcome.error(f"Tool {self.name!r} produced a result that does not match its output schema")
-
-    def too_deep(self) -> CallOutcome:
-        """The answer to arguments nested deeper than ``max_argument_depth``."""
-        return CallOutcome.error(
-            f"Invalid arguments for tool {self.name!r}: nested deeper than {self.max_argument_depth} levels"
-        )
-
-    def outcome(self, value: Any) -> CallOutcome:
-        """Turn the function's return value into a ``CallOutcome``."""
-        if isinstance(value, ToolResult):
-            structured = NO_STRUCTURED
-            if value.has_structured_content:
-                structured = self._structured(value.structured_content)
-            elif self.output_schema is not None and not value.is_error:
-                raise OutputInvalid("a ToolResult without structured_content, but the tool has an output schema")
-            return CallOutcome(value.content, structured, value.is_error, value.meta)
-        if self.output_schema is not None:
-            return CallOutcome(None, self._structured(value))
-        if value is None:
-            return CallOutcome([])
-        if is_content(value):
-            return CallOutcome(to_blocks(value))
-        if isinstance(value, (list, tuple)) and not value:
-            return CallOutcome([])
-        try:
-            text = pydantic_core.to_json(value, inf_nan_mode="null").decode()
-        except pydantic_core.PydanticSerializationError:
-            text = str(value)
-        return CallOutcome([Text(text)])
-
-    def _structured(self, value: Any) -> Any:
+    def structured(self, value: Any) -> Any:
+        """``value`` serialized through the return type, checked against the output schema."""
         assert self._serialize is not None or self.output_schema is None
         serialize = self._serialize or pydantic_core.to_jsonable_python
         try:
@@ -463,9 +404,6 @@ class Tool:
                 if validator.is_valid(structured):
                     return structured
         raise OutputInvalid("; ".join(describe_errors(validator, structured, root="result")))
-
-    def __repr__(self) -> str:
-        return f"Tool(name={self.name!r})"
 
 
 _EXACT_FLOAT_LIMIT: Final = 2.0**53
@@ -500,51 +438,3 @@ async def normalize_arguments(arguments: dict[str, Any], limit: int) -> int:
                 next_pause = seen + _YIELD_EVERY
                 await asyncio.sleep(0)
     return seen
-
-
-_TOKEN: Final = r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$"  # compiled on first use: few tools have headers
-_HEADER_TYPES: Final = frozenset({"string", "integer", "boolean"})
-_HEADER_KEY: Final = "x-mcp-header"
-
-
-def header_params(schema: Mapping[str, Any], what: str) -> dict[str, tuple[str, ...]]:
-    """The ``x-mcp-header`` annotations of an input schema, checked (spec 2026-07-28, tools).
-
-    An annotation must sit on a primitive property reachable from the root through
-    ``properties`` alone, with a token-syntax name unique regardless of case.
-    """
-    # Besides data: the annotation's own value, a header name (checked where read, never a schema).
-    not_walked = DATA_KEYWORDS | {_HEADER_KEY}
-    found: dict[str, tuple[str, ...]] = {}
-
-    def visit(node: Any, path: tuple[str, ...], reachable: bool) -> None:
-        if isinstance(node, list):
-            for item in node:
-                visit(item, path, False)
-            return
-        if not isinstance(node, dict):
-            return
-        name = node.get(_HEADER_KEY)
-        if name is not None:
-            where = ".".join(path) or "(root)"
-            if not reachable or not path:
-                raise SchemaError(f"{what}: x-mcp-header on {where} is not reachable through 'properties' alone")
-            if not isinstance(name, str) or not re.match(_TOKEN, name):
-                raise SchemaError(f"{what}: x-mcp-header {name!r} on {where} is not a valid HTTP header name token")
-            if node.get("type") not in _HEADER_TYPES:
-                raise SchemaError(f"{what}: x-mcp-header on {where} needs a string, integer or boolean property")
-            if name.lower() in (known.lower() for known in found):
-                raise SchemaError(f"{what}: x-mcp-header {name!r} is used twice")
-            found[name] = path
-        for key, value in node.items():
-            if key == "properties" and isinstance(value, dict):
-                for child_name, child in value.items():
-                    visit(child, (*path, child_name), reachable)
-            elif key in NAME_MAPS and isinstance(value, dict):  # names, not keywords
-                for child in value.values():
-                    visit(child, path, False)
-            elif key not in not_walked:
-                visit(value, path, False)
-
-    visit(schema, (), True)
-    return found

@@ -2,7 +2,8 @@
 
 A tool holds a natural output schema and produces natural values (SEP-2106); ``tool_shape``
 and ``call_result`` derive, deterministically, what a client of a given version receives
-(the matrix is in this wing's ``__init__``).
+(the matrix is in this wing's ``__init__``). ``natural_outcome`` goes the other way: from the
+result a server of some version sent back to the natural outcome, to be shaped for another era.
 """
 
 from __future__ import annotations
@@ -11,16 +12,16 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pydantic_core
 
-from .._content import NO_STRUCTURED, CallOutcome
+from .._content import NO_STRUCTURED, CallOutcome, ContentBlock
 from .._types import SERVER_INFO_KEY
 from .._versions import KNOWN_VERSIONS, STRUCTURED_OUTPUT_SINCE, at_least, is_modern
-from .blocks import block_for, content_blocks
+from .blocks import block_for, content_blocks, wire_blocks
 from .envelope import has_field
-from .schemas import RESULT_KEY, legacy_output_schema, legacy_properties
-from .tasks import task_support
+from .schemas import RESULT_KEY, is_wrapper_schema, legacy_output_schema, legacy_properties
+from .tasks import RELATED_TASK_KEY, task_form, task_support
 
 if TYPE_CHECKING:
-    from .._tools import Tool
+    from .._components import ToolBase
 
 
 def _structured_era(version: str) -> bool:
@@ -45,9 +46,9 @@ class ToolShapes:
     __slots__ = ("_shapes",)
 
     def __init__(self) -> None:
-        self._shapes: dict[Tool, dict[str, ToolShape]] = {}
+        self._shapes: dict[ToolBase, dict[str, ToolShape]] = {}
 
-    def get(self, tool: Tool, version: str) -> ToolShape:
+    def get(self, tool: ToolBase, version: str) -> ToolShape:
         per_version = self._shapes.get(tool)
         if per_version is None:
             per_version = self._shapes[tool] = {}
@@ -61,7 +62,7 @@ class ToolShapes:
         self._shapes.clear()
 
 
-def tool_shape(tool: Tool, version: str) -> ToolShape:
+def tool_shape(tool: ToolBase, version: str) -> ToolShape:
     entry: dict[str, Any] = {"name": tool.name}
     if tool.title is not None and has_field("Tool", "title", version):
         entry["title"] = tool.title
@@ -97,7 +98,7 @@ def call_result(outcome: CallOutcome, shape: ToolShape | None, version: str) -> 
     if outcome.content is not None:
         content = content_blocks(outcome.content, version)
     elif has_structured:
-        content = [{"type": "text", "text": json_text(outcome.structured)}]
+        content = [_fallback(outcome.structured)]
     else:
         content = []
     result: dict[str, Any] = {"content": content}
@@ -120,6 +121,58 @@ def _structured_for(value: Any, wrapped: bool, version: str) -> Any:
         # an object: wrapped rather than dropped or sent invalid.
         return {RESULT_KEY: value}
     return value
+
+
+def natural_outcome(result: dict[str, Any], version: str, output_schema: dict[str, Any] | None) -> CallOutcome:
+    """The natural outcome behind a ``CallToolResult`` a server of ``version`` sent: the inverse of :func:`call_result`.
+
+    ``output_schema`` is the tool's ``outputSchema`` as that server advertised it in ``version``
+    (``None`` if it advertised none). Shaping the outcome again with :func:`call_result` gives
+    any era's client what a server of that era would have sent, wherever ``version`` carried it:
+
+    - ``structuredContent`` is read where ``version`` defines it (2025-06-18 on). In
+      2025-06-18/2025-11-25 it is unwrapped only when ``output_schema`` is toolkit's wrapper
+      (:func:`~toolkit._compat.schemas.is_wrapper_schema`) and the value is exactly
+      ``{"result": v}``; a non-object value a tool without an output schema sent comes back
+      still wrapped, since nothing says it was. In 2026-07-28 it is the value, ``null`` included.
+    - Without ``structuredContent`` there is no structured value: a text block holding JSON is
+      text (2024-11-05/2025-03-26 carry a value only as that text), never parsed into a value.
+    - Content blocks are kept as they came (newer types too); a lone text block that is exactly
+      the JSON fallback of the structured value is the fallback (``content`` is ``None``), which
+      :func:`call_result` writes again identically.
+    - ``_meta`` loses only what the era's envelope added: ``serverInfo`` (2026-07-28) and the
+      related task (2025-11-25).
+
+    Raises ``ValueError`` if ``result`` is not a ``CallToolResult`` (or is a modern task or
+    input-required result, which carry no outcome yet).
+    """
+    if is_modern(version) and result.get("resultType", "complete") != "complete":
+        raise ValueError(f"a {result['resultType']!r} result carries no tool outcome yet")
+    content: list[ContentBlock] | None = wire_blocks(result.get("content"))
+    structured: Any = NO_STRUCTURED
+    if "structuredContent" in result and _structured_era(version):
+        structured = result["structuredContent"]
+        if (
+            not is_modern(version)
+            and is_wrapper_schema(output_schema)
+            and isinstance(structured, dict)
+            and list(structured) == [RESULT_KEY]
+        ):
+            structured = structured[RESULT_KEY]
+        if content is not None and len(content) == 1 and content[0].to_wire() == _fallback(structured):
+            pass
+    meta = result.get("_meta")
+    own: dict[str, Any] | None = None
+    if isinstance(meta, dict):
+        envelope = {SERVER_INFO_KEY} if is_modern(version) else set()
+        if task_form(version) == "experimental":
+            envelope.add(RELATED_TASK_KEY)
+        own = {key: value for key, value in meta.items() if key not in envelope} or None
+    return CallOutcome(content, structured, result.get("isError") is True, own)
+
+
+def _fallback(value: Any) -> dict[str, Any]:
+    return {"type": "text", "text": json_text(value)}
 
 
 def result_shape(version: str) -> str:

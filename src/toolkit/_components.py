@@ -1,0 +1,272 @@
+"""What a server offers, whatever stands behind it: the base classes of tools, resources and prompts.
+
+The engine, ``_compat``, telemetry and the tools page see a tool as a ``ToolBase``: a name, its
+natural schemas and metadata, the scopes that guard it, and one ``call``. A decorated function
+(``Tool``) is one kind; a tool of a mounted server, of a remote server or of an OpenAPI operation
+are others. Schemas are checked when the component is built (ARCHITECTURE §5), whatever made them.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
+
+import pydantic_core
+
+from ._content import NO_STRUCTURED, CallOutcome, Text, ToolResult, is_content, to_blocks
+from ._errors import OutputInvalid, SchemaError
+from ._functions import declared_scopes
+from ._schema.checks import check_schema, describe_errors
+from ._schema.keywords import DATA_KEYWORDS, NAME_MAPS
+
+if TYPE_CHECKING:
+    from ._uritemplate import Value
+
+logger = logging.getLogger("toolkit")
+
+TaskSupport = Literal["forbidden", "optional", "required"]
+TASK_SUPPORT: Final[tuple[TaskSupport, ...]] = ("forbidden", "optional", "required")
+
+
+class CallContext(Protocol):
+    """What a component may ask of the request it serves (toolkit's ``Context`` is one)."""
+
+    @property
+    def protocol_version(self) -> str: ...
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]: ...
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None: ...
+
+    async def log(self, level: Any, data: Any, *, logger: str | None = None) -> None: ...
+
+
+class ToolBase:
+    """A tool as the engine serves it. Subclass it and write ``call`` for a tool that is not a function.
+
+    ``call`` gets the arguments as the client sent them (checked against the input schema when
+    ``validate_arguments`` is left on) and returns a ``CallOutcome``: its structured value is the
+    natural one, shaped for each protocol version by ``_compat``.
+    """
+
+    validate_arguments = True
+    """Whether the engine checks arguments against ``input_schema`` before ``call`` (off: ``call`` does)."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        input_schema: Mapping[str, Any],
+        output_schema: Mapping[str, Any] | None = None,
+        title: str | None = None,
+        description: str = "",
+        annotations: Mapping[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        scopes: Iterable[str] | None = None,
+        task: TaskSupport = "forbidden",
+        max_argument_depth: int = 64,
+    ) -> None:
+        self.name = name
+        self._what = f"tool {name!r}"
+        self.title = title
+        self.description = description
+        self.annotations = dict(annotations) if annotations else None
+        self.meta = dict(meta) if meta else None
+        self.icons = icons
+        self.scopes = declared_scopes(scopes, self._what)
+        """OAuth scopes a caller's access token must grant to see and call this tool."""
+        if task not in TASK_SUPPORT:
+            raise ValueError(
+                f"{self._what}: task={task!r} is not one of {', '.join(map(repr, TASK_SUPPORT))} "
+                '(whether a client may run it as a task: "optional", "required", or "forbidden", the default)'
+            )
+        self.task: TaskSupport = task
+        """Whether the tool runs as a task: never (default), when the client can take one, or always."""
+        self.task_start: Literal["call", "begin_task"] = "call"
+        self.max_argument_depth = max_argument_depth
+        self.input_schema = dict(input_schema)
+        self._input_validator = check_schema(self.input_schema, what=f"{self._what}: input schema", assert_formats=True)
+        if self.input_schema.get("type") != "object":
+            raise SchemaError(
+                f'{self._what}: an input schema must have "type": "object" at its root (tool arguments '
+                "are always a JSON object)"
+            )
+        self.header_params = header_params(self.input_schema, self._what)
+        """``x-mcp-header`` name → property path, for the HTTP transport to check."""
+        self.output_schema = dict(output_schema) if output_schema is not None else None
+        self._output_validator = None
+        if self.output_schema is not None:
+            # Every structured result is checked against the advertised schema: a client that
+            # validates would reject what we sent.
+            self._output_validator = check_schema(self.output_schema, what=f"{self._what}: output schema")
+
+    async def call(self, arguments: dict[str, Any], context: CallContext) -> CallOutcome:
+        """Run the tool; failures the model should see come back as ``CallOutcome.error(...)``."""
+        raise NotImplementedError(f"{type(self).__name__} must define call()")
+
+    def invalid_arguments(self, arguments: Mapping[str, Any], *, limit: int = 5) -> str | None:
+        """What is wrong with ``arguments`` against the input schema, or ``None``."""
+        if self._input_validator.is_valid(arguments):
+            return None
+        return "; ".join(describe_errors(self._input_validator, arguments, root="arguments", limit=limit))
+
+    def too_deep(self) -> CallOutcome:
+        """The answer to arguments nested deeper than ``max_argument_depth``."""
+        return CallOutcome.error(
+            f"Invalid arguments for tool {self.name!r}: nested deeper than {self.max_argument_depth} levels"
+        )
+
+    def finish(self, value: Any) -> CallOutcome:
+        """The outcome of a value the tool produced, checked against the output schema."""
+        try:
+            return self.outcome(value)
+        except OutputInvalid as exc:
+            logger.error("tool %r returned a result that violates its output schema: %s", self.name, exc)
+            return CallOutcome.error(f"Tool {self.name!r} produced a result that does not match its output schema")
+
+    def outcome(self, value: Any) -> CallOutcome:
+        """Turn a value (or a ``ToolResult``) into a ``CallOutcome``; ``OutputInvalid`` if it breaks the schema."""
+        if isinstance(value, ToolResult):
+            structured = NO_STRUCTURED
+            if value.has_structured_content:
+                structured = self.structured(value.structured_content)
+            elif self.output_schema is not None and not value.is_error:
+                raise OutputInvalid("a ToolResult without structured_content, but the tool has an output schema")
+            return CallOutcome(value.content, structured, value.is_error, value.meta)
+        if self.output_schema is not None:
+            return CallOutcome(None, self.structured(value))
+        if value is None:
+            return CallOutcome([])
+        if is_content(value):
+            return CallOutcome(to_blocks(value))
+        if isinstance(value, (list, tuple)) and not value:
+            return CallOutcome([])
+        try:
+            text = pydantic_core.to_json(value, inf_nan_mode="null").decode()
+        except pydantic_core.PydanticSerializationError:
+            text = str(value)
+        return CallOutcome([Text(text)])
+
+    def structured(self, value: Any) -> Any:
+        """``value`` as JSON, checked against the output schema (``OutputInvalid`` if it breaks it)."""
+        try:
+            structured = pydantic_core.to_jsonable_python(value)
+        except (pydantic_core.PydanticSerializationError, TypeError, ValueError) as exc:
+            raise OutputInvalid(str(exc)) from None
+        validator = self._output_validator
+        if validator is None or validator.is_valid(structured):
+            return structured
+        raise OutputInvalid("; ".join(describe_errors(validator, structured, root="result")))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+class ResourceBase:
+    """A resource at a fixed URI, as the engine serves it: its listing and one ``read``."""
+
+    uri: str
+    name: str
+    mime_type: str | None
+    ttl_ms: int | None
+    cache_scope: str | None
+    scopes: frozenset[str]
+
+    def listing(self) -> dict[str, Any]:
+        """Its ``resources/list`` entry (natural: ``_compat`` shapes it per version)."""
+        raise NotImplementedError(f"{type(self).__name__} must define listing()")
+
+    async def read(self, uri: str, variables: Mapping[str, Value], context: CallContext) -> list[dict[str, Any]]:
+        """The ``contents`` of a read."""
+        raise NotImplementedError(f"{type(self).__name__} must define read()")
+
+
+class TemplateBase(ResourceBase):
+    """Resources whose URIs follow a template: ``match`` says whether a URI is one, with its values."""
+
+    uri_template: str
+
+    def match(self, uri: str) -> dict[str, Value] | None:
+        """The variables' values if ``uri`` has the template's shape; ``UnsafeValue`` if one is refused."""
+        raise NotImplementedError(f"{type(self).__name__} must define match()")
+
+    def shape(self, uri: str) -> bool:
+        """Whether ``uri`` has the template's shape, whatever its values (for the scopes that guard it)."""
+        raise NotImplementedError(f"{type(self).__name__} must define shape()")
+
+    def completion_hints(self) -> Mapping[str, Any]:
+        """Variable name → type hint, to complete ``Literal``/enum values; none by default."""
+        return {}
+
+
+class PromptBase:
+    """A prompt as the engine serves it: its listing and one ``render``."""
+
+    name: str
+    scopes: frozenset[str]
+
+    def listing(self) -> dict[str, Any]:
+        """Its ``prompts/list`` entry."""
+        raise NotImplementedError(f"{type(self).__name__} must define listing()")
+
+    async def render(self, arguments: dict[str, Any], context: CallContext) -> dict[str, Any]:
+        """The ``prompts/get`` result (``description``, ``messages``)."""
+        raise NotImplementedError(f"{type(self).__name__} must define render()")
+
+    def completion_hints(self) -> Mapping[str, Any]:
+        """Argument name → type hint, to complete ``Literal``/enum values; none by default."""
+        return {}
+
+
+_TOKEN: Final = r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$"  # compiled on first use: few tools have headers
+_HEADER_TYPES: Final = frozenset({"string", "integer", "boolean"})
+_HEADER_KEY: Final = "x-mcp-header"
+
+
+def header_params(schema: Mapping[str, Any], what: str) -> dict[str, tuple[str, ...]]:
+    """The ``x-mcp-header`` annotations of an input schema, checked (spec 2026-07-28, tools).
+
+    An annotation must sit on a primitive property reachable from the root through
+    ``properties`` alone, with a token-syntax name unique regardless of case.
+    """
+    # Besides data: the annotation's own value, a header name (checked where read, never a schema).
+    not_walked = DATA_KEYWORDS | {_HEADER_KEY}
+    found: dict[str, tuple[str, ...]] = {}
+
+    def visit(node: Any, path: tuple[str, ...], reachable: bool) -> None:
+        if isinstance(node, list):
+            for item in node:
+                visit(item, path, False)
+            return
+        if not isinstance(node, dict):
+            return
+        name = node.get(_HEADER_KEY)
+        if name is not None:
+            where = ".".join(path) or "(root)"
+            if not reachable or not path:
+                raise SchemaError(f"{what}: x-mcp-header on {where} is not reachable through 'properties' alone")
+            if not isinstance(name, str) or not re.match(_TOKEN, name):
+                raise SchemaError(f"{what}: x-mcp-header {name!r} on {where} is not a valid HTTP header name token")
+            if node.get("type") not in _HEADER_TYPES:
+                raise SchemaError(f"{what}: x-mcp-header on {where} needs a string, integer or boolean property")
+            if name.lower() in (known.lower() for known in found):
+                raise SchemaError(f"{what}: x-mcp-header {name!r} is used twice")
+            found[name] = path
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                for child_name, child in value.items():
+                    visit(child, (*path, child_name), reachable)
+            elif key in NAME_MAPS and isinstance(value, dict):  # names, not keywords
+                for child in value.values():
+                    visit(child, path, False)
+            elif key not in not_walked:
+                visit(value, path, False)
+
+    visit(schema, (), True)
+    return found
