@@ -80,6 +80,17 @@ class KeySet:
             raise InvalidToken(f"no key {kid!r} for {algorithm} in the key set")
         return found
 
+    def refresh_if_stale(self) -> None:
+        """Start a background refresh when the keys in hand are older than ``cache_seconds``.
+
+        Called for every token, verified before or not: traffic of remembered tokens alone must
+        still notice a key withdrawn from the set (an emergency revocation).
+        """
+        if self.keys is not None:
+            now = time.monotonic()
+            if now - self._fetched_at > self.cache_seconds and self._may_attempt(now):
+                self._start_fetch()
+
     def _may_attempt(self, now: float) -> bool:
         fetching = self._fetch is not None and not self._fetch.done()
         return fetching or self._attempted_at is None or now - self._attempted_at >= self.refetch_interval

@@ -113,6 +113,8 @@ class JWTVerifier:
         if len(token) > MAX_TOKEN_BYTES:
             raise InvalidToken(f"token longer than {MAX_TOKEN_BYTES} bytes")
         key = TokenCache.key(token)
+        if self.key_set is not None:
+            self.key_set.refresh_if_stale()  # also for remembered tokens: a withdrawn key must show
         self._follow_key_set()
         known = self._verified.get(key)
         if known is not None:
