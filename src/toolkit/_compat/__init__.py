@@ -25,17 +25,19 @@ re-exported here:
   (``finish``, ``cacheable``), ``server_info``, and the errors whose code depends on the era
   (``method_not_found``, ``resource_not_found``, ``missing_capability``).
 - ``schemas``: output and input schemas for 2025-06-18/2025-11-25 (``wrap_schema``,
-  ``legacy_output_schema``, no boolean ``properties``).
+  ``legacy_output_schema``, no boolean ``properties``), and telling the wrapper from a natural
+  schema (``is_wrapper_schema``).
 - ``blocks``: content blocks per version (``_BLOCK_SINCE``; text stand-ins for the ones a
-  version lacks).
+  version lacks); blocks another server sent, kept as they came (``WireBlock``).
 - ``tools``: a tool per version: its ``tools/list`` entry (``tool_shape``, ``ToolShapes``) and
-  its ``CallToolResult`` (``call_result``); the tools page's per-era view of one result
+  its ``CallToolResult`` (``call_result``) and the inverse, from a result any era's server sent
+  back to the natural outcome (``natural_outcome``); the tools page's per-era view of one result
   (``era_shapes``, ``era_results``, ``reshape_result``).
 - ``tasks``: tool calls run as tasks, in the 2025-11-25 experimental form and the 2026-07-28
   extension (capabilities, task views, the task errors, ``related_task``).
 """
 
-from .blocks import content_blocks
+from .blocks import WireBlock, content_blocks
 from .envelope import (
     cacheable,
     fields_for,
@@ -46,7 +48,7 @@ from .envelope import (
     resource_not_found,
     server_info,
 )
-from .schemas import RESULT_KEY, legacy_output_schema, wrap_schema
+from .schemas import RESULT_KEY, is_wrapper_schema, legacy_output_schema, wrap_schema
 from .tasks import (
     EXPERIMENTAL_TASKS_VERSION,
     RELATED_TASK_KEY,
@@ -73,6 +75,7 @@ from .tools import (
     era_results,
     era_shapes,
     json_text,
+    natural_outcome,
     reshape_result,
     result_shape,
     tool_shape,
@@ -85,6 +88,7 @@ __all__ = [
     "TASKS_EXTENSION",
     "ToolShape",
     "ToolShapes",
+    "WireBlock",
     "cacheable",
     "call_result",
     "cancel_ended_acknowledged",
@@ -97,11 +101,13 @@ __all__ = [
     "fields_for",
     "finish",
     "finished_status",
+    "is_wrapper_schema",
     "json_text",
     "legacy_output_schema",
     "listing",
     "method_not_found",
     "missing_capability",
+    "natural_outcome",
     "related_task",
     "reshape_result",
     "resource_not_found",

@@ -84,3 +84,30 @@ def legacy_output_schema(natural: dict[str, Any]) -> tuple[dict[str, Any], bool]
             shaped = {"type": "object", **{key: value for key, value in shaped.items() if key != "type"}}
         return legacy_properties(shaped), False
     return wrap_schema(natural), True
+
+
+# What wrap_schema may put beside "type", "properties" and "required" at the wrapper's root.
+_HOISTED: Final = frozenset({"$defs", "$schema", "$id"})
+_WRAPPER_KEYS: Final = frozenset({"type", "properties", "required"})
+
+
+def is_wrapper_schema(schema: Any) -> bool:
+    """Whether ``schema`` is one :func:`legacy_output_schema` wraps a value under (the inverse's test).
+
+    Exactly ``wrap_schema``'s form: ``type: "object"``, one property ``result``, ``required:
+    ["result"]``, nothing else beside the hoisted ``$defs``/``$schema``/``$id`` (so a model
+    with a ``result`` field, whose schema has a ``title``, is not one); and a ``result`` that is
+    not an object schema, since toolkit never wraps an object. A hand-written natural object
+    schema of exactly that form (``{"result": <integer>}``, say) is what wrapping ``integer``
+    gives too: the two cannot be told apart, and it reads as wrapped.
+    """
+    if not isinstance(schema, dict) or set(schema) - _HOISTED != _WRAPPER_KEYS:
+        return False
+    properties = schema["properties"]
+    if schema["type"] != "object" or schema["required"] != [RESULT_KEY]:
+        return False
+    if not isinstance(properties, dict) or list(properties) != [RESULT_KEY]:
+        return False
+    inner = properties[RESULT_KEY]
+    defs = schema.get("$defs")
+    return isinstance(inner, dict) and not unions.is_object_schema(inner, defs if isinstance(defs, dict) else {})

@@ -160,7 +160,7 @@ def natural_outcome(result: dict[str, Any], version: str, output_schema: dict[st
         ):
             structured = structured[RESULT_KEY]
         if content is not None and len(content) == 1 and content[0].to_wire() == _fallback(structured):
-            pass
+            content = None
     meta = result.get("_meta")
     own: dict[str, Any] | None = None
     if isinstance(meta, dict):
