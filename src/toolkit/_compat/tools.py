@@ -14,8 +14,8 @@ import pydantic_core
 
 from .._content import NO_STRUCTURED, CallOutcome, ContentBlock
 from .._types import SERVER_INFO_KEY
-from .._versions import KNOWN_VERSIONS, STRUCTURED_OUTPUT_SINCE, at_least, is_modern
-from .blocks import block_for, content_blocks, wire_blocks
+from .._versions import KNOWN_VERSIONS, LATEST_VERSION, STRUCTURED_OUTPUT_SINCE, at_least, is_modern
+from .blocks import content_blocks, wire_blocks
 from .envelope import has_field
 from .schemas import RESULT_KEY, is_wrapper_schema, legacy_output_schema, legacy_properties
 from .tasks import RELATED_TASK_KEY, task_form, task_support
@@ -192,32 +192,20 @@ def era_results(result: dict[str, Any], output_schema: dict[str, Any] | None) ->
     return {version: reshape_result(result, output_schema, version) for version in reversed(KNOWN_VERSIONS)}
 
 
+_WRAPPED: Final = ToolShape({}, wrapped=True)
+"""All :func:`reshape_result` needs of a shape: that a legacy client's value is wrapped."""
+
+
 def reshape_result(result: dict[str, Any], output_schema: dict[str, Any] | None, version: str) -> dict[str, Any]:
     """The ``CallToolResult`` a client of ``version`` receives for the call a 2026-07-28 client saw as ``result``.
 
     ``output_schema`` is the tool's natural output schema (from a 2026-07-28 ``tools/list``), or
-    ``None``. The same rules as :func:`call_result`: the tools page shows every era one call's
-    outcome without calling the tool once per era. Raises ``ValueError`` if ``result`` is not a
-    ``CallToolResult``.
+    ``None``. :func:`natural_outcome` then :func:`call_result`: the tools page shows every era
+    one call's outcome without calling the tool once per era. Raises ``ValueError`` if
+    ``result`` is not a ``CallToolResult``.
     """
-    content = result.get("content")
-    if not isinstance(content, list) or not all(isinstance(block, dict) and "type" in block for block in content):
-        raise ValueError("result.content must be a list of content blocks")
-    try:
-        shaped: dict[str, Any] = {"content": [block_for(dict(block), version) for block in content]}
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"result.content holds a malformed block ({exc})") from None
+    outcome = natural_outcome(result, LATEST_VERSION, output_schema)
     if is_modern(version):
         return dict(result)  # what the modern client saw, its envelope (resultType, server info) included
-    is_error = result.get("isError") is True
-    if "structuredContent" in result and not is_error and _structured_era(version):
-        wrapped = output_schema is not None and legacy_output_schema(output_schema)[1]
-        shaped["structuredContent"] = _structured_for(result["structuredContent"], wrapped, version)
-    if is_error:
-        shaped["isError"] = True
-    meta = result.get("_meta")
-    if isinstance(meta, dict):
-        meta = {key: value for key, value in meta.items() if key != SERVER_INFO_KEY}
-        if meta:
-            shaped["_meta"] = meta
-    return shaped
+    wrapped = output_schema is not None and legacy_output_schema(output_schema)[1]
+    return call_result(outcome, _WRAPPED if wrapped else None, version)
