@@ -1,15 +1,18 @@
-"""``Registry``: what a server offers — tools, resources, templates, prompts, completers.
+"""``Registry``: what a server offers — tools, resources, templates, prompts, completers — merged from sources.
 
-The ``Server`` facade builds the objects from decorated functions and adds them here; the
-engine reads them from here. Every change bumps that kind's generation (list cursors carry
-it, so a stale cursor is refused) and is announced to the change listeners (the engine drops
-its cached list pages and tells subscribed clients).
+A source (``Source``) is a snapshot per kind plus a change callback: the decorators are the
+first one (``LocalSource``); a mounted server, a proxied one or an OpenAPI document are others
+(``add_source``). The registry keeps the merged snapshot the request path reads. Every change
+bumps that kind's generation (list cursors carry it, so a stale cursor is refused) and is
+announced to the change listeners (the engine drops its cached list pages and tells subscribed
+clients).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from ._completions import Completer
 from ._components import PromptBase, ResourceBase, TemplateBase, ToolBase
@@ -20,18 +23,64 @@ from ._methods import target as target_of
 if TYPE_CHECKING:
     from ._uritemplate import Value
 
+logger = logging.getLogger("toolkit")
+
 NO_SCOPES: Final[frozenset[str]] = frozenset()
 
 Kind = Literal["tools", "resources", "templates", "prompts"]
 KINDS: Final[tuple[Kind, ...]] = ("tools", "resources", "templates", "prompts")
+_NOUN: Final[dict[Kind, str]] = {
+    "tools": "tool",
+    "resources": "resource",
+    "templates": "resource template",
+    "prompts": "prompt",
+}
 CompletionKey = tuple[str, str, str]
 """``(ref type, prompt name or template URI, argument name)``."""
 
 
-class Registry:
-    """The registered tools, resources, templates and prompts, in registration order."""
+class Source(Protocol):
+    """Where components come from: a snapshot per kind and a change callback (ARCHITECTURE §7).
+
+    The decorators are one source (``LocalSource``); a mounted server, a proxied one and an
+    OpenAPI document are others. ``label`` names it in errors ("mounted server 'billing'").
+    """
+
+    label: str
+
+    def items(self, kind: Kind) -> Mapping[str, Any]: ...
+
+    def on_change(self, listener: Callable[[Kind], None]) -> None: ...
+
+
+class LocalSource:
+    """The components the server's own decorators and ``add_*`` calls registered."""
+
+    label = "this server"
 
     def __init__(self) -> None:
+        self.tables: dict[Kind, dict[str, Any]] = {kind: {} for kind in KINDS}
+        self._listeners: list[Callable[[Kind], None]] = []
+
+    def items(self, kind: Kind) -> Mapping[str, Any]:
+        return self.tables[kind]
+
+    def on_change(self, listener: Callable[[Kind], None]) -> None:
+        self._listeners.append(listener)
+
+
+class Registry:
+    """What the server offers, merged from its sources in order; the decorators' source comes first.
+
+    ``tools``, ``resources``, ``templates`` and ``prompts`` are the merged snapshots the request
+    path reads (a dict lookup, whatever the source). A name two sources offer is refused when the
+    second one arrives, naming both; should a source later announce one anyway, the earlier
+    source keeps it and a warning is logged.
+    """
+
+    def __init__(self) -> None:
+        self.local = LocalSource()
+        self._sources: list[Source] = [self.local]
         self.tools: dict[str, ToolBase] = {}
         self.resources: dict[str, ResourceBase] = {}
         self.templates: dict[str, TemplateBase] = {}
@@ -70,6 +119,60 @@ class Registry:
         """Whether some tool may run as a task (the server then declares tasks)."""
         return self._task_tools > 0
 
+    # --- sources ------------------------------------------------------------------------------
+
+    def add_source(self, source: Source) -> None:
+        """Offer ``source``'s components after those already here; a name offered twice is refused."""
+        if source in self._sources:
+            raise RegistrationError(f"{source.label} is already a source of this server")
+        for kind in KINDS:
+            for key in source.items(kind):
+                owner = self._origin(kind, key)
+                if owner is not None:
+                    raise RegistrationError(
+                        f"{source.label} offers the {_NOUN[kind]} {key!r}, which {owner.label} already offers; "
+                        "rename one of them (or mount under a namespace)"
+                    )
+        self._sources.append(source)
+        source.on_change(self._source_changed)
+        for kind in KINDS:
+            if source.items(kind):
+                self._source_changed(kind)
+
+    def remove_source(self, source: Source) -> None:
+        """Stop offering ``source``'s components (the local source stays)."""
+        if source is self.local or source not in self._sources:
+            raise KeyError(f"{source.label} is not a source of this server")
+        self._sources.remove(source)
+        for kind in KINDS:
+            if source.items(kind):
+                self._source_changed(kind)
+
+    def _origin(self, kind: Kind, key: str) -> Source | None:
+        return next((source for source in self._sources if key in source.items(kind)), None)
+
+    def _source_changed(self, kind: Kind) -> None:
+        """A source changed ``kind``: merge the snapshot again, first source first."""
+        merged: dict[str, Any] = {}
+        for source in self._sources:
+            for key, item in source.items(kind).items():
+                if key not in merged:
+                    merged[key] = item
+                elif merged[key] is not item:
+                    logger.warning(
+                        "%s offers the %s %r, which an earlier source offers: the earlier one is kept",
+                        source.label,
+                        _NOUN[kind],
+                        key,
+                    )
+        table = self._tables[kind]
+        table.clear()
+        table.update(merged)
+        self.scopes[kind] = frozenset().union(*(item.scopes for item in table.values()))
+        if kind == "tools":
+            self._task_tools = sum(tool.task != "forbidden" for tool in self.tools.values())
+        self._changed(kind)
+
     # --- changes ------------------------------------------------------------------------------
 
     def add_tool(self, tool: ToolBase) -> ToolBase:
@@ -83,7 +186,7 @@ class Registry:
         return tool
 
     def remove_tool(self, name: str) -> None:
-        tool = self.tools.get(name)
+        tool = self.local.tables["tools"].get(name)
         self._remove("tools", name, f"no tool named {name!r}")
         if tool is not None:
             self._task_tools -= tool.task != "forbidden"
@@ -97,7 +200,7 @@ class Registry:
 
     def remove_resource(self, uri: str) -> None:
         """Remove a resource or a template by its URI (template)."""
-        kind: Kind = "resources" if uri in self.resources else "templates"
+        kind: Kind = "resources" if uri in self.local.tables["resources"] else "templates"
         self._remove(kind, uri, f"no resource or template {uri!r}")
 
     def add_prompt(self, prompt: PromptBase) -> None:
@@ -110,21 +213,34 @@ class Registry:
         self.completers[key] = completer
 
     def _add(self, kind: Kind, key: str, item: Any, duplicate: str) -> None:
-        table = self._tables[kind]
-        if key in table:
+        owner = self._origin(kind, key)
+        if owner is self.local:
             raise RegistrationError(duplicate)
-        table[key] = item
-        if item.scopes:
-            self.scopes[kind] |= item.scopes
-        self._changed(kind)
+        if owner is not None:
+            raise RegistrationError(
+                f"the {_NOUN[kind]} {key!r} is already offered by {owner.label}; register this one under "
+                "another name (name=...), or mount the other under a namespace"
+            )
+        self.local.tables[kind][key] = item
+        if len(self._sources) == 1:  # the common case: the merged table is the local one, in order
+            self._tables[kind][key] = item
+            if item.scopes:
+                self.scopes[kind] |= item.scopes
+            self._changed(kind)
+        else:
+            self._source_changed(kind)
 
     def _remove(self, kind: Kind, key: str, missing: str) -> None:
-        item = self._tables[kind].pop(key, None)
+        item = self.local.tables[kind].pop(key, None)
         if item is None:
             raise KeyError(missing)
-        if item.scopes:
-            self.scopes[kind] = frozenset().union(*(other.scopes for other in self._tables[kind].values()))
-        self._changed(kind)
+        if len(self._sources) == 1:
+            del self._tables[kind][key]
+            if item.scopes:
+                self.scopes[kind] = frozenset().union(*(other.scopes for other in self._tables[kind].values()))
+            self._changed(kind)
+        else:
+            self._source_changed(kind)
 
     def _changed(self, kind: Kind) -> None:
         self.generation[kind] += 1
