@@ -23,7 +23,10 @@ PACKAGE = SRC / "toolkit"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("_types", "_errors", "_methods", "_headers", "_framing", "_versions", "_jsonrpc", "_uritemplate")),
     ("schema", ("_schema",)),
-    ("model", ("_content", "_answers", "_functions", "_components", "_tools", "_resources", "_prompts", "_completions")),
+    (
+        "model",
+        ("_content", "_answers", "_functions", "_components", "_tools", "_resources", "_prompts", "_completions"),
+    ),
     ("registry", ("_registry",)),
     ("compat", ("_compat",)),
     ("store", ("_session", "_events", "_mrtr", "_store")),
