@@ -30,13 +30,14 @@ from typing import Any, NoReturn
 import httpx
 import pytest
 from tests.http_support import LEGACY, MODERN, CliServer, Legacy, McpHttp, Modern, Reply, cli_server, serve
-from tests.support.authserver import AuthServer, authserver_available, start_authserver
+from tests.support.authserver import READY_TIMEOUT, AuthServer, authserver_available, start_authserver
 from tests.support.processes import REPO, free_port
 
 from toolkit import Server
 from toolkit.auth import IntrospectionVerifier, JWTVerifier
 
-pytestmark = pytest.mark.timeout(120)
+# The usual hang guard, plus the longest the authorization server may take to start.
+pytestmark = pytest.mark.timeout(READY_TIMEOUT + 120)
 
 DRIVER = REPO / "interop" / "drivers" / "oauth_py.py"
 SECURE_APP = REPO / "tests" / "support" / "secure_app.py"

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import secrets
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,18 +15,26 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
-from tests.support.authserver import AuthServer, authserver_available, start_authserver
+from tests.support import authserver as rig
+from tests.support.authserver import READY_TIMEOUT, AuthServer, authserver_available, start_authserver
+
+# The usual hang guard, plus the longest the authorization server may take to start.
+pytestmark = pytest.mark.timeout(READY_TIMEOUT + 120)
 
 RESOURCE = "http://127.0.0.1:9/mcp"
 
 
-@pytest.fixture
-def auth(tmp_path: Path) -> Iterator[AuthServer]:
+def require_authserver() -> None:
     if not authserver_available():
         missing = "the test authorization server is not installed: scripts/authserver --install-only installs it"
         if os.environ.get("TOOLKIT_TESTS_STRICT"):  # scripts/test installs every client first
             pytest.fail(missing)
         pytest.skip(missing)
+
+
+@pytest.fixture
+def auth(tmp_path: Path) -> Iterator[AuthServer]:
+    require_authserver()
     with start_authserver(tmp_path) as server:
         yield server
 
@@ -40,6 +49,44 @@ def decode(token: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def kids(auth: AuthServer) -> list[str]:
     return [key["kid"] for key in httpx.get(auth.jwks_uri).json()["keys"]]
+
+
+def test_runs_on_the_pinned_node_22_and_logs_its_startup_steps(auth: AuthServer) -> None:
+    assert auth.issuer == f"http://127.0.0.1:{auth.port}"
+    assert f"{rig.NODE} {rig.SERVER} --port 0 " in auth.stderr  # the kernel picked the port
+    assert "authserver: node v22." in auth.stderr
+    for step in ("oidc-provider loaded", f"listening on 127.0.0.1:{auth.port}", "signing keys ready, 1 in keys.json"):
+        assert f"authserver: {step} (" in auth.stderr
+    assert auth.stdout == f"READY {auth.issuer}\n"
+
+
+def test_a_start_that_fails_says_why_with_nodes_output(tmp_path: Path) -> None:
+    require_authserver()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        server = AuthServer(tmp_path)
+        server.port = taken.getsockname()[1]  # what a restart asks for; here something else holds it
+        with pytest.raises(AssertionError, match="exited with code 1 before READY") as failed:
+            server.start()
+    assert f"authserver: cannot listen on 127.0.0.1:{server.port}: listen EADDRINUSE" in str(failed.value)
+    assert "authserver: node v22." in str(failed.value)
+
+
+def test_a_start_past_its_deadline_reports_progress_and_fails_with_nodes_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    require_authserver()
+    stuck = tmp_path / "stuck.mjs"
+    stuck.write_text("setInterval(() => {}, 1000);\n")  # never prints READY
+    monkeypatch.setattr(rig, "SERVER", stuck)
+    monkeypatch.setattr(rig, "PROGRESS_EVERY", 0.0)
+    server = AuthServer(tmp_path, timeout=0.0)
+    with pytest.raises(AssertionError, match=r"not ready after \d+\.\d s") as failed:
+        server.start()
+    assert f"--- node's stderr (this and earlier starts):\nauthserver: starting {rig.NODE} {stuck}" in str(failed.value)
+    assert "authserver: still waiting for READY on node's stdout (pid " in capsys.readouterr().err
+    server.stop()  # already stopped by the failed start: a second stop is harmless
 
 
 def test_discovery_advertises_pkce_s256_and_iss_in_responses(auth: AuthServer) -> None:
@@ -147,7 +194,9 @@ def test_registration_then_code_with_pkce_and_resource(auth: AuthServer, registr
 
 def test_rotate_keys_signs_with_the_new_key(auth: AuthServer) -> None:
     (first,) = kids(auth)
+    issuer = auth.issuer
     auth.rotate_keys()
+    assert auth.issuer == issuer  # the restart listens on the same port
     second, kept = kids(auth)
     assert (kept, second != first) == (first, True)
     assert decode(auth.client_credentials_token(RESOURCE))[0]["kid"] == second

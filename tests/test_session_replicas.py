@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from tests.http_support import Legacy, Reply
-from tests.support.authserver import AuthServer, authserver_available, start_authserver
+from tests.support.authserver import READY_TIMEOUT, AuthServer, authserver_available, start_authserver
 from tests.support.bearer import bearer_client
 from tests.support.cluster import Replicas
 from tests.support.processes import LOCALHOST, free_port
@@ -29,7 +29,8 @@ from tests.support.redis_rig import RedisServer, missing, redis_server
 
 from toolkit._transports.http.sessions import RECHECK_SECONDS
 
-pytestmark = pytest.mark.timeout(120)
+# The usual hang guard, plus the longest the authorization server may take to start.
+pytestmark = pytest.mark.timeout(READY_TIMEOUT + 120)
 
 APP = Path(__file__).parent / "support" / "sessions_app.py"
 APP_SPEC = f"{APP}:app"

