@@ -128,11 +128,14 @@ LINE_ITEMS: tuple[LineItem, ...] = (
     LineItem("starlette / sse_starlette / anyio", files=(r"/starlette/", r"/sse_starlette/", r"/anyio/")),
     LineItem("toolkit transport (_transports/*)", files=(r"/toolkit/_transports/",)),
     LineItem(
-        "toolkit engine (_engine, _scope, _session, _context, _registry, _tasks, _mrtr)",
-        files=(r"/toolkit/_(engine|scope|session|context|registry|tasks|mrtr)\.py$",),
+        "toolkit engine (_engine, _calls, _scope, _session, _context, _registry, _extensions/*, _mrtr)",
+        files=(r"/toolkit/_(engine|calls|scope|session|context|registry|mrtr)\.py$", r"/toolkit/_extensions/"),
     ),
-    LineItem("toolkit compat + content (_compat, _content)", files=(r"/toolkit/_(compat|content)\.py$",)),
-    LineItem("toolkit JSON-RPC framing (_jsonrpc)", files=(r"/toolkit/_jsonrpc\.py$",)),
+    LineItem("toolkit compat + content (_compat/*, _content)", files=(r"/toolkit/_compat/", r"/toolkit/_content\.py$")),
+    LineItem(
+        "toolkit JSON-RPC framing (_jsonrpc, _methods, _headers)",
+        files=(r"/toolkit/_(jsonrpc|methods|headers)\.py$",),
+    ),
     LineItem(
         "toolkit tools (_tools, _functions, _schema/*)",
         files=(r"/toolkit/_(tools|functions)\.py$", r"/toolkit/_schema/"),

@@ -848,7 +848,7 @@ class Bench:
         """Why the tasks scenario cannot run for ``fw``, or ``None`` when it can."""
         return await self._lacks(
             fw,
-            "toolkit._tasks",
+            "toolkit._store.tasks",
             self._tasks_support,
             "the tasks scenario measures toolkit's tasks (examples/long_running.py)",
             "it predates tasks",

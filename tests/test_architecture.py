@@ -3,7 +3,9 @@
 Imports are read with ``ast``, module-level or inside a function alike; only those under
 ``if TYPE_CHECKING:`` (annotations) are exempt. The layers are listed bottom-up; a module may
 import its own layer and the layers below it. Transports are stricter: they are handed an
-engine and callables, so they import only the foundation, the store and the auth wing.
+engine and callables, so they import only the foundation, the store and the auth wing. So is
+the client: it imports only the foundation, ``_compat`` and its own wing, and it and the
+transports never import each other (wall 1: the two sides of the wire are siblings).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("store", ("_session", "_events", "_mrtr", "_store")),
     ("auth", ("_auth",)),
     ("transports", ("_transports",)),
+    ("client", ("_client",)),
     (
         "engine",
         (
@@ -40,7 +43,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "_context",
             "_notifications",
             "_pages",
-            "_tasks",
+            "_extensions",
             "_middleware",
             "_telemetry",
             "_calls",
@@ -51,11 +54,24 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("facade", ("_server",)),
     (
         "entry",
-        ("_loader", "_cli", "_dev", "_dev_server", "testing", "auth", "stores", "middleware", "__main__", "__init__"),
+        (
+            "_loader",
+            "_cli",
+            "_dev",
+            "_dev_server",
+            "testing",
+            "auth",
+            "stores",
+            "middleware",
+            "extensions",
+            "__main__",
+            "__init__",
+        ),
     ),
 ]
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
 TRANSPORTS_MAY_IMPORT = {"foundation", "store", "auth", "transports"}
+CLIENT_MAY_IMPORT = {"foundation", "compat", "client"}
 MAX_TRANSPORT_FUNCTION_LINES = 60
 
 
@@ -72,12 +88,15 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _runtime_imports(name: str, path: Path) -> set[str]:
-    """The package modules ``name`` imports at run time (relative to the package)."""
+def _runtime_imports(name: str, path: Path, *, annotations: bool = False) -> set[str]:
+    """The package modules ``name`` imports at run time (relative to the package).
+
+    ``annotations``: those under ``if TYPE_CHECKING:`` too.
+    """
     tree = ast.parse(path.read_text())
     typing_only: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if not annotations and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             typing_only.update(id(sub) for sub in ast.walk(node))
     # A module's package, against which relative imports resolve (for "x/__init__" too: "x.__init__"[:-1]).
     package_parts = name.split(".")[:-1]
@@ -116,7 +135,26 @@ def test_imports_point_down(name: str) -> None:
             upward.append(f"{target} ({target_layer})")
         elif layer == "transports" and target_layer not in TRANSPORTS_MAY_IMPORT:
             upward.append(f"{target} ({target_layer}: a transport gets an engine and callables instead)")
+        elif layer == "client" and target_layer not in CLIENT_MAY_IMPORT:
+            upward.append(f"{target} ({target_layer}: the client reaches a server only through a transport)")
     assert not upward, f"toolkit.{name} ({layer}) imports upward: {upward}"
+
+
+def test_the_client_and_the_transports_never_import_each_other(tmp_path: Path) -> None:
+    """Wall 1, annotations included: what both sides of the wire need lives below them."""
+    sibling = {"_client": "_transports", "_transports": "_client"}
+    crossing = [
+        f"{name} -> {target}"
+        for name, path in MODULES.items()
+        if _top(name) in sibling
+        for target in _runtime_imports(name, path, annotations=True)
+        if _top(target) == sibling[_top(name)]
+    ]
+    assert not crossing, f"the client and the transports import each other: {crossing}"
+    # The check itself: an import for an annotation alone is caught too.
+    guarded = tmp_path / "guarded.py"
+    guarded.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .._transports.base import X\n")
+    assert "_transports.base" in _runtime_imports("_client.session", guarded, annotations=True)
 
 
 def test_the_rule_catches_an_upward_import(tmp_path: Path) -> None:
@@ -127,6 +165,22 @@ def test_the_rule_catches_an_upward_import(tmp_path: Path) -> None:
     guarded = tmp_path / "guarded.py"
     guarded.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ._server import Server\n")
     assert _runtime_imports("_engine", guarded) == set()
+
+
+ENGINE_CORE = {"_engine", "_calls", "_server"}
+
+
+@pytest.mark.parametrize("wing", ["_extensions", "_middlewares"])
+def test_built_ins_import_only_their_wings_base(wing: str) -> None:
+    """Wall 3: a built-in extension or middleware sees its wing's base and lower layers, not the engine."""
+    offending = []
+    for name, path in MODULES.items():
+        if _top(name) != wing:
+            continue
+        for target in _runtime_imports(name, path):
+            if _top(target) in ENGINE_CORE:
+                offending.append(f"{name} imports {target}")
+    assert not offending, offending
 
 
 def test_transport_functions_stay_small() -> None:
@@ -163,6 +217,7 @@ NOT_AT_START_UP = (
     "json",  # toolkit encodes with pydantic-core; json is for rare schema comparisons
     "queue",  # the worker threads of plain ``def`` functions, started on first use
     "mimetypes",  # content blocks read from files
+    "toolkit._client",  # a server never needs the client
 )
 NOT_AT_START_UP_PREFIXES = tuple(f"{name}." for name in NOT_AT_START_UP)
 START_A_SERVER = """

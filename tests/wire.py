@@ -84,7 +84,7 @@ def assert_valid(message: dict[str, Any], version: str, *, method: str | None = 
     if "result" in message:
         envelope = "JSONRPCResultResponse" if defines(version, "JSONRPCResultResponse") else "JSONRPCResponse"
         _check(version, envelope, message, "response")
-        if method is not None:
+        if method is not None and method in RESULT_TYPES:  # an extension's own method: its envelope only
             result = message["result"]
             definition = RESULT_TYPES[method]
             if isinstance(result, dict) and result.get("resultType") == "input_required":

@@ -28,12 +28,12 @@ from ._errors import (
     ResourceError,
     ToolError,
 )
+from ._extensions.base import Extension
 from ._jsonrpc import TooDeep, json_type
 from ._middleware import Pipeline, call_tool
 from ._registry import Registry
 from ._scope import RequestScope
 from ._settings import Settings
-from ._tasks import Tasks
 
 logger = logging.getLogger("toolkit")
 
@@ -48,7 +48,6 @@ class Calls:
         self,
         registry: Registry,
         settings: Settings,
-        tasks: Tasks,
         shapes: _compat.ToolShapes,
         finish: Finish,
         *,
@@ -57,8 +56,9 @@ class Calls:
     ) -> None:
         self.registry = registry
         self.settings = settings
-        self.tasks = tasks
         self.shapes = shapes
+        self.call_hooks: list[Extension] = []
+        """Extensions with a ``tools/call`` hook (``Engine.add_extension``); none: nothing is asked."""
         self.finish = finish
         self.services = Services(settings, owner, lifespan_state, self.read_resource)
         self.pipeline: Pipeline | None = None
@@ -74,10 +74,25 @@ class Calls:
             arguments = _arguments(params)
         except ArgumentsTooDeep:  # for a tool, bad arguments are an isError result
             return self.finish(_compat.call_result(tool.too_deep(), None, scope.version), scope)
-        if tool.task != "forbidden" or "task" in params:
-            ttl_ms = self.tasks.ttl_for(scope, tool)
-            if ttl_ms is not None:
-                return await self._start_task(scope, tool, arguments, ttl_ms)
+        if self.call_hooks:
+            wanting = [extension for extension in self.call_hooks if extension.wants_call(tool, params)]
+            if wanting:
+                return await self._around(wanting, _ToolCall(self, scope, tool, arguments))
+        return await self._plain_call(scope, tool, arguments)
+
+    async def _around(self, extensions: list[Extension], call: _ToolCall) -> dict[str, Any]:
+        """The call through the ``around_call`` hooks of ``extensions``, outermost first."""
+        extension, rest = extensions[0], extensions[1:]
+
+        async def call_next() -> dict[str, Any]:
+            if rest:
+                return await self._around(rest, call)
+            return await self._plain_call(call.scope, call.tool, call.arguments)
+
+        return await extension.around_call(call, call_next)
+
+    async def _plain_call(self, scope: RequestScope, tool: ToolBase, arguments: dict[str, Any]) -> dict[str, Any]:
+        name = tool.name
         context = self._prepare(scope, name, arguments)
         try:
             if self.pipeline is None and scope.trace is None and not tool.validate_arguments:
@@ -101,29 +116,6 @@ class Calls:
         if chain is None:
             return await _run_tool(scope, tool, arguments, context)
         return await call_tool(chain, scope, tool, lambda arguments: _run_tool(scope, tool, arguments, context))
-
-    # --- tasks ------------------------------------------------------------------------------------
-
-    async def _start_task(
-        self, scope: RequestScope, tool: ToolBase, arguments: dict[str, Any], ttl_ms: int
-    ) -> dict[str, Any]:
-        """A task handle; the tool runs on (``task_start="begin_task"``: once it awaits ``ctx.begin_task()``)."""
-        later = tool.task_start == "begin_task"
-        context = self._prepare(scope, tool.name, arguments) if later else Context(scope, self.services)
-
-        async def call() -> dict[str, Any]:
-            outcome = await self._call(scope, tool, arguments, context)
-            result = _compat.call_result(outcome, self.shapes.get(tool, scope.version), scope.version)
-            return self.finish(result, scope)
-
-        try:
-            record = await self.tasks.start(scope, tool.name, ttl_ms, call, later=later)
-        except InputRequired:  # questions asked before the task began: multi round-trip input
-            return self._input_required(scope, tool.name, arguments)
-        if isinstance(record, dict):  # it ended before it began a task: an ordinary result
-            return record
-        view = self.tasks.view(record, scope.version, detailed=False)
-        return self.finish(_compat.created_task(view, scope.version), scope, result_type="task")
 
     async def resources_read(self, scope: RequestScope) -> dict[str, Any]:
         uri = required_str(scope.params, "uri")
@@ -287,3 +279,29 @@ def _arguments(params: dict[str, Any]) -> dict[str, Any]:
             INVALID_PARAMS, f'Invalid params: "arguments" {problem}', {"param": "arguments", "problem": problem}
         )
     return arguments
+
+
+class _ToolCall:
+    """One ``tools/call`` as an extension's ``around_call`` hook sees it (``_extensions.base.ToolCall``)."""
+
+    __slots__ = ("_calls", "arguments", "scope", "tool")
+
+    def __init__(self, calls: Calls, scope: RequestScope, tool: ToolBase, arguments: dict[str, Any]) -> None:
+        self._calls = calls
+        self.scope = scope
+        self.tool = tool
+        self.arguments = arguments
+
+    def context(self, *, with_answers: bool = True) -> Context:
+        if with_answers:
+            return self._calls._prepare(self.scope, self.tool.name, self.arguments)
+        return Context(self.scope, self._calls.services)
+
+    async def run(self, context: Context) -> dict[str, Any]:
+        calls, scope, tool = self._calls, self.scope, self.tool
+        outcome = await calls._call(scope, tool, self.arguments, context)
+        result = _compat.call_result(outcome, calls.shapes.get(tool, scope.version), scope.version)
+        return calls.finish(result, scope)
+
+    def input_required(self) -> dict[str, Any]:
+        return self._calls._input_required(self.scope, self.tool.name, self.arguments)

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from . import _compat
 from ._errors import ClientRequestError, InputRequired, ToolError
+from ._extensions.base import BEGIN_TASK, RUNS_AS, RunsAs
 from ._scope import RequestScope
 from ._settings import Settings
 from ._types import LOG_RANK, LogLevel
@@ -167,8 +168,9 @@ class Context:
         if self._last_progress is not None and progress <= self._last_progress:
             return
         self._last_progress = progress
-        if self._scope.task is not None:
-            await self._scope.task.progress(progress, total, message)
+        runs_as: RunsAs | None = self._scope.extras.get(RUNS_AS)
+        if runs_as is not None:
+            await runs_as.progress(progress, total, message)
         token = self._scope.progress_token
         if token is None:
             return
@@ -200,8 +202,9 @@ class Context:
         before the task exists). Anywhere else (a call that is already a task, a client that
         cannot take one, a tool without tasks) it does nothing.
         """
-        begin = self._scope.begin
-        if begin is None or self._scope.task is not None:
+        extras = self._scope.extras
+        begin = extras.get(BEGIN_TASK)
+        if begin is None or RUNS_AS in extras:
             return
         asked, ready = begin
         if not asked.done():
@@ -231,8 +234,9 @@ class Context:
         scope = self._scope
         input_key = self._key(capability, key)
         scope.require(capability)
-        if scope.task is not None:
-            return await scope.task.ask(input_key, method, params, valid)
+        runs_as: RunsAs | None = scope.extras.get(RUNS_AS)
+        if runs_as is not None:
+            return await runs_as.ask(input_key, method, params, valid)
         if scope.modern:
             answer = scope.answers.get(input_key)
             if valid(answer):

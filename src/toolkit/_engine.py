@@ -24,6 +24,7 @@ from ._errors import (
     INVALID_REQUEST,
     McpError,
 )
+from ._extensions.base import Extension
 from ._jsonrpc import (
     Notification,
     Raw,
@@ -34,7 +35,7 @@ from ._jsonrpc import (
     encode_result,
     error_reply,
 )
-from ._methods import METHODS, Era
+from ._methods import METHODS, Era, named_field
 from ._middleware import Middleware, Pipeline, serve
 from ._notifications import Announcer, Listener, Subscribers
 from ._pages import Pages
@@ -43,7 +44,6 @@ from ._scope import RequestScope, initialize_scope, legacy_scope, modern_scope
 from ._session import Connection, Session
 from ._settings import Settings
 from ._store.base import Store
-from ._tasks import Tasks
 from ._telemetry import RequestTrace, Telemetry
 from ._types import (
     LOG_RANK,
@@ -90,14 +90,14 @@ class Engine:
         self._shapes = _compat.ToolShapes()
         self._server_info: dict[str, dict[str, Any]] = {}
         self.announcer = Announcer(self.subscribers)
-        self.tasks = Tasks(settings, registry)
+        self.extensions: list[Extension] = []
         self.pipeline: Pipeline | None = None
         """The middleware every request runs through; ``None``: none (the fast path)."""
-        self.calls = Calls(
-            registry, settings, self.tasks, self._shapes, self._finish, owner=owner, lifespan_state=lifespan_state
-        )
+        self.calls = Calls(registry, settings, self._shapes, self.finish, owner=owner, lifespan_state=lifespan_state)
         self._telemetry = Telemetry()
         registry.on_change(self._changed)
+        self._named: dict[str, str] = {}
+        """Extension methods' ``Mcp-Name`` fields, beside the method table's."""
         self._methods: dict[str, tuple[Handler, bool, bool]] = {}
         """Method name → (handler, served to legacy requests, served to modern requests)."""
         for name, handler in (
@@ -118,8 +118,6 @@ class Engine:
             ("completion/complete", self.calls.complete),
         ):
             self.add_method(name, handler)
-        for name in ("get", "cancel", "result", "list", "update"):
-            self.add_method(f"tasks/{name}", self._task_method(name))
 
     def add_method(self, name: str, handler: Handler, eras: frozenset[Era] | None = None) -> None:
         """Serve ``name`` with ``handler`` in ``eras`` (default: the eras the method table gives it)."""
@@ -129,6 +127,29 @@ class Engine:
                 raise ValueError(f"{name!r} is not in the method table: give its eras")
             eras = known.eras
         self._methods[name] = (handler, "legacy" in eras, "modern" in eras)
+
+    def add_extension(self, extension: Extension) -> None:
+        """Serve what ``extension`` adds (``_extensions.base``); it gets this engine as its host."""
+        if any(known.id == extension.id for known in self.extensions if extension.id):
+            raise ValueError(f"the extension {extension.id!r} is already added")
+        extension.bind(self)
+        self.extensions.append(extension)
+        for method, handler in extension.methods():
+            self.add_method(method.name, handler, method.eras)
+            if method.target is not None and "modern" in method.eras:
+                self._named[method.name] = method.target
+        kind = type(extension)
+        if kind.around_call is not Extension.around_call:
+            self.calls.call_hooks.append(extension)
+        if kind.tools_list_entry is not Extension.tools_list_entry:
+            self._shapes.entry_hooks.append(extension.tools_list_entry)
+            self._shapes.clear()
+        for source in extension.sources():
+            self.registry.add_source(source)
+
+    def named_field(self, method: str) -> str | None:
+        """The ``params`` field a modern request's ``Mcp-Name`` mirrors, extensions' methods included."""
+        return self._named.get(method) if method in self._named else named_field(method)
 
     # --- entry points ---------------------------------------------------------------------------
 
@@ -186,7 +207,7 @@ class Engine:
             else:
                 result = served = await serve(pipeline, scope, self._dispatch)
                 if scope.modern and "resultType" not in served:  # a middleware's own result
-                    result = self._finish(served, scope)
+                    result = self.finish(served, scope)
         except McpError as exc:
             if trace is not None:
                 trace.failed(exc.code, exc.message)
@@ -259,7 +280,8 @@ class Engine:
         if not store.shared:
             return
         self.announcer.bus = store
-        self.tasks.attach(store)
+        for extension in self.extensions:
+            await extension.attach_store(store)
         signer = self.settings.state_signer
         if signer.generated:  # no secret configured: agree on one with the other replicas
             secret = await store.shared_secret()
@@ -268,17 +290,17 @@ class Engine:
 
     def detach_store(self) -> None:
         self.announcer.bus = None
-        self.tasks.detach()
+        for extension in self.extensions:
+            extension.detach_store()
 
     async def stop_tasks(self) -> None:
-        """The server stops: end the tasks running here (each ``failed``, saying so)."""
-        await self.tasks.shutdown()
+        """The server stops: the extensions end what runs here (tasks: each ``failed``, saying so)."""
+        for extension in self.extensions:
+            await extension.shutdown()
 
     def handle_broadcast(self, message: dict[str, Any]) -> None:
         """A change announced by some replica (this one included): tell the listeners connected here."""
-        if message.get("t") == "task":
-            self.tasks.on_bus(message)
-        else:
+        if not any(extension.on_bus(message) for extension in self.extensions):
             self.announcer.on_broadcast(message)
 
     # --- era handling ---------------------------------------------------------------------------
@@ -310,8 +332,8 @@ class Engine:
         capabilities["logging"] = {}
         if registry.prompts or registry.templates:
             capabilities["completions"] = {}
-        if registry.has_tasks:
-            _compat.task_capabilities(capabilities, version)
+        for extension in self.extensions:
+            extension.capabilities(capabilities, version)
         return _compat.fields_for("ServerCapabilities", capabilities, version)
 
     def server_info(self, version: str) -> dict[str, Any]:
@@ -329,7 +351,7 @@ class Engine:
             )
         return info
 
-    def _finish(self, result: dict[str, Any], scope: RequestScope, *, result_type: str = "complete") -> dict[str, Any]:
+    def finish(self, result: dict[str, Any], scope: RequestScope, *, result_type: str = "complete") -> dict[str, Any]:
         return _compat.finish(result, scope.version, self.server_info(scope.version), result_type=result_type)
 
     # --- legacy-only methods ----------------------------------------------------------------------
@@ -387,7 +409,7 @@ class Engine:
         if self.settings.instructions:
             result["instructions"] = self.settings.instructions
         _compat.cacheable(result, scope.version, self.settings.list_ttl_ms, "public")
-        return self._finish(result, scope)
+        return self.finish(result, scope)
 
     async def _listen(self, scope: RequestScope) -> dict[str, Any]:
         requested = scope.params.get("notifications")
@@ -415,7 +437,7 @@ class Engine:
             }
         )
         await self.subscribers.listen(listener)
-        return self._finish({"_meta": listener.tag}, scope)
+        return self.finish({"_meta": listener.tag}, scope)
 
     def _may_read(self, uri: str, scope: RequestScope) -> bool:
         token = scope.access_token
@@ -433,7 +455,7 @@ class Engine:
         def finish(result: dict[str, Any]) -> dict[str, Any]:
             audience = "public" if visible is None else "private"
             _compat.cacheable(result, scope.version, self.settings.list_ttl_ms, audience)
-            return self._finish(result, scope)
+            return self.finish(result, scope)
 
         cursor = scope.params.get("cursor")
         return self._pages.page(kind, scope.version, cursor, self.settings.page_size, build, finish, visible)
@@ -457,17 +479,6 @@ class Engine:
         return self._page(
             kind, scope, lambda items: [_compat.listing(entry_type, item.listing(), version) for item in items]
         )
-
-    # --- tasks -----------------------------------------------------------------------------------
-
-    def _task_method(self, name: str) -> Handler:
-        """The handler of ``tasks/<name>`` (each era's own; see ``Tasks``)."""
-
-        async def handler(scope: RequestScope) -> dict[str, Any]:
-            result: dict[str, Any] = await getattr(self.tasks.available(scope), name)(scope)
-            return self._finish(result, scope)
-
-        return handler
 
     # --- change notifications ---------------------------------------------------------------------
 

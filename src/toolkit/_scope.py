@@ -28,7 +28,6 @@ from ._versions import BEFORE_INITIALIZE, MODERN_VERSIONS, negotiate_legacy, uns
 if TYPE_CHECKING:
     from ._auth.tokens import AccessToken
     from ._middleware import McpRequest
-    from ._tasks import TaskRun
     from ._telemetry import RequestTrace
 
 
@@ -40,9 +39,9 @@ class RequestScope:
     __slots__ = (
         "access_token",
         "answers",
-        "begin",
         "client_capabilities",
         "client_info",
+        "extras",
         "log_level",
         "method",
         "modern",
@@ -53,7 +52,6 @@ class RequestScope:
         "request_info",
         "send",
         "session",
-        "task",
         "trace",
         "version",
         "view",
@@ -76,8 +74,6 @@ class RequestScope:
         pending_inputs: dict[str, dict[str, Any]] | None = None,
         request_info: Any = None,
         access_token: AccessToken | None = None,
-        task: TaskRun | None = None,
-        begin: tuple[asyncio.Future[None], asyncio.Event] | None = None,
     ) -> None:
         self.request_id = request_id
         self.method = method
@@ -99,10 +95,8 @@ class RequestScope:
         """The transport's view of the request (e.g. the Starlette ``Request`` over HTTP)."""
         self.access_token: AccessToken | None = access_token
         """The caller's verified access token; ``None`` when the request carried none (stdio, no ``auth=``)."""
-        self.task: TaskRun | None = task
-        """The task this call runs as, if it does (``ctx.elicit`` then asks through the task)."""
-        self.begin: tuple[asyncio.Future[None], asyncio.Event] | None = begin
-        """A call that becomes a task at ``ctx.begin_task()``: (asked for, the task exists)."""
+        self.extras: dict[str, Any] = {}
+        """Per-request state of extensions, by key (``_extensions.base``: ``RUNS_AS``, ``BEGIN_TASK``)."""
         self.trace: RequestTrace | None = None
         """The request's span and measurement, when an OpenTelemetry SDK is configured."""
         self.view: McpRequest | None = None

@@ -19,6 +19,8 @@ from ._components import ToolBase
 from ._context import Context
 from ._engine import Engine
 from ._errors import RegistrationError
+from ._extensions.base import Extension
+from ._extensions.tasks.extension import TasksExtension
 from ._functions import declared_scopes, explained
 from ._middleware import Middleware, MiddlewareFunction, as_middleware
 from ._mrtr import StateSigner
@@ -206,6 +208,7 @@ class Server:
         self.store = store
         self.registry = Registry()
         self.engine = Engine(self.registry, self.settings, owner=self, lifespan_state=lambda: self.lifespan_state)
+        self.engine.add_extension(TasksExtension())
         self._middleware: list[Middleware] = []
         for each in middleware:
             self.add_middleware(each)
@@ -474,6 +477,14 @@ class Server:
         self.registry.remove_prompt(name)
 
     # --- middleware ---------------------------------------------------------------------------------
+
+    def add_extension(self, extension: Extension) -> None:
+        """Serve what ``extension`` adds: capabilities, methods, a ``tools/call`` hook, list entries, sources.
+
+        See ``toolkit.extensions``. The tasks extension is always there; an extension id may be
+        added once.
+        """
+        self.engine.add_extension(extension)
 
     def add_middleware(self, middleware: Middleware | MiddlewareFunction) -> None:
         """Run every request through ``middleware``, inside the ones added before it.

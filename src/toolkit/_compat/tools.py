@@ -8,6 +8,7 @@ result a server of some version sent back to the natural outcome, to be shaped f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 import pydantic_core
@@ -18,7 +19,7 @@ from .._versions import KNOWN_VERSIONS, LATEST_VERSION, STRUCTURED_OUTPUT_SINCE,
 from .blocks import content_blocks, wire_blocks
 from .envelope import has_field
 from .schemas import RESULT_KEY, is_wrapper_schema, legacy_output_schema, legacy_properties
-from .tasks import RELATED_TASK_KEY, task_form, task_support
+from .tasks import RELATED_TASK_KEY, task_form
 
 if TYPE_CHECKING:
     from .._components import ToolBase
@@ -43,10 +44,12 @@ class ToolShape:
 class ToolShapes:
     """``tool_shape`` computed once per tool and version (a tool never changes once registered)."""
 
-    __slots__ = ("_shapes",)
+    __slots__ = ("_shapes", "entry_hooks")
 
     def __init__(self) -> None:
         self._shapes: dict[ToolBase, dict[str, ToolShape]] = {}
+        self.entry_hooks: list[Callable[[dict[str, Any], ToolBase, str], dict[str, Any]]] = []
+        """Extensions' edits of each ``tools/list`` entry (``Extension.tools_list_entry``), in order."""
 
     def get(self, tool: ToolBase, version: str) -> ToolShape:
         per_version = self._shapes.get(tool)
@@ -54,7 +57,10 @@ class ToolShapes:
             per_version = self._shapes[tool] = {}
         shape = per_version.get(version)
         if shape is None:
-            shape = per_version[version] = tool_shape(tool, version)
+            shape = tool_shape(tool, version)
+            for hook in self.entry_hooks:
+                hook(shape.advertised, tool, version)
+            per_version[version] = shape
         return shape
 
     def clear(self) -> None:
@@ -80,7 +86,6 @@ def tool_shape(tool: ToolBase, version: str) -> ToolShape:
     for field, value in (("annotations", tool.annotations), ("icons", tool.icons), ("_meta", tool.meta)):
         if value and has_field("Tool", field, version):
             entry[field] = value
-    task_support(entry, tool.task, version)
     return ToolShape(entry, wrapped)
 
 

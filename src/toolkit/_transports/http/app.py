@@ -290,7 +290,7 @@ class McpEndpoint:
         sse: bool,
         token: AccessToken | None,
     ) -> None:
-        problem = header_problem(request, headers, self.tool_headers)
+        problem = header_problem(request, headers, self.tool_headers, self.engine.named_field)
         if problem is not None:
             await respond_error(send, 400, HEADER_MISMATCH, f"Header mismatch: {problem}", request.id)
             return

@@ -67,8 +67,16 @@ def host_only(host: str) -> str:
     return host
 
 
-def header_problem(request: Request, headers: Mapping[str, str], tool_headers: ToolHeaders) -> str | None:
-    """What the modern request's headers fail to mirror from its body, or ``None``."""
+def header_problem(
+    request: Request,
+    headers: Mapping[str, str],
+    tool_headers: ToolHeaders,
+    named: Callable[[str], str | None] = named_field,
+) -> str | None:
+    """What the modern request's headers fail to mirror from its body, or ``None``.
+
+    ``named``: the field ``Mcp-Name`` mirrors for a method (the engine's, with its extensions' methods).
+    """
     version = headers.get("mcp-protocol-version")
     if version is None:
         return "the MCP-Protocol-Version header is missing"
@@ -81,7 +89,7 @@ def header_problem(request: Request, headers: Mapping[str, str], tool_headers: T
         return "the Mcp-Method header is missing"
     if method != request.method:
         return f"Mcp-Method header {method!r} does not match body method {request.method!r}"
-    field_name = named_field(request.method)
+    field_name = named(request.method)
     if field_name is not None:
         raw = headers.get("mcp-name")
         if raw is None:

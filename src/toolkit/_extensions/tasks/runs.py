@@ -27,17 +27,18 @@ import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final
 
-from . import _compat
-from ._errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, ClientRequestError, McpError, ToolError
-from ._types import Send, log_digest
+from ... import _compat
+from ..._errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, ClientRequestError, McpError, ToolError
+from ..._types import Send, log_digest
+from ..base import BEGIN_TASK, RUNS_AS
 
 if TYPE_CHECKING:
-    from ._components import ToolBase
-    from ._registry import Registry
-    from ._scope import RequestScope
-    from ._settings import Settings
-    from ._store.base import Store
-    from ._store.tasks import TaskRecord, TaskStore
+    from ..._components import ToolBase
+    from ..._registry import Registry
+    from ..._scope import RequestScope
+    from ..._settings import Settings
+    from ..._store.base import Store
+    from ..._store.tasks import TaskRecord, TaskStore
 
 logger = logging.getLogger("toolkit")
 
@@ -207,7 +208,7 @@ class Tasks:
             if self._shared is not None:
                 self._store = self._shared.tasks()
             else:
-                from ._store.tasks import MemoryTaskStore  # noqa: PLC0415 - on first use
+                from ..._store.tasks import MemoryTaskStore  # noqa: PLC0415 - on first use
 
                 self._store = MemoryTaskStore()
         return self._store
@@ -308,12 +309,12 @@ class Tasks:
         if not later:
             return await self.create(scope, tool, ttl_ms, lambda _: call())
         loop = asyncio.get_running_loop()
-        scope.begin = asked, ready = loop.create_future(), asyncio.Event()
+        scope.extras[BEGIN_TASK] = asked, ready = loop.create_future(), asyncio.Event()
         running: asyncio.Task[dict[str, Any]] = loop.create_task(call())
         try:
             await asyncio.wait((running, asked), return_when=asyncio.FIRST_COMPLETED)
             if not asked.done():
-                scope.begin = None
+                del scope.extras[BEGIN_TASK]
                 return running.result()
             record = await self.create(scope, tool, ttl_ms, lambda _: running)
         except BaseException:
@@ -332,7 +333,7 @@ class Tasks:
                 f"Invalid Request: {limit} tasks of this caller are running already (max_running_tasks); "
                 "wait for one to end, or cancel one",
             )
-        from ._store.tasks import TaskRecord  # noqa: PLC0415 - on first use (see store)
+        from ..._store.tasks import TaskRecord  # noqa: PLC0415 - on first use (see store)
 
         record = TaskRecord(
             id=str(uuid.uuid4()),
@@ -349,7 +350,7 @@ class Tasks:
         # running with it): questions now go through the task, and its notifications where the
         # version says (``_compat.task_notifies``).
         run = TaskRun(self, record, scope)
-        scope.task = run
+        scope.extras[RUNS_AS] = run
         if _compat.task_notifies(scope.version):
             scope.send = run.send
         else:

@@ -1,0 +1,97 @@
+"""``TasksExtension``: tasks as an extension of the server, with no special path in the engine.
+
+Every wire shape stays ``_compat``'s (``_compat/tasks.py``); the bookkeeping is ``runs.py``'s.
+What this module adds is the wiring: which ``tools/call`` becomes a task (``wants_call``, then
+``Tasks.ttl_for``), the ``tasks/*`` methods in each era, the capability, ``execution.taskSupport``
+in ``tools/list``, and the task store shared by replicas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ... import _compat
+from ..._errors import InputRequired
+from ..._methods import METHODS, Method
+from ..._types import TASKS_EXTENSION
+from ..base import CallNext, Extension, ExtensionHost, Handler, ToolCall
+from .runs import Tasks
+
+if TYPE_CHECKING:
+    from ..._components import ToolBase
+    from ..._scope import RequestScope
+    from ..._store.base import Store
+
+_METHODS = ("get", "cancel", "result", "list", "update")
+
+
+class TasksExtension(Extension):
+    """Tool calls that answer at once with a task handle, run on, and are polled (docs/tasks.md)."""
+
+    id = TASKS_EXTENSION
+
+    def bind(self, host: ExtensionHost) -> None:
+        self.host = host
+        self.tasks = Tasks(host.settings, host.registry)
+
+    def capabilities(self, capabilities: dict[str, Any], version: str) -> None:
+        if self.host.registry.has_tasks:
+            _compat.task_capabilities(capabilities, version)
+
+    def methods(self) -> Iterable[tuple[Method, Handler]]:
+        return [(METHODS[f"tasks/{name}"], self._handler(name)) for name in _METHODS]
+
+    def _handler(self, name: str) -> Handler:
+        """``tasks/<name>``, each era's own (``Tasks.available`` refuses it where there are no tasks)."""
+
+        async def handler(scope: RequestScope) -> dict[str, Any]:
+            result: dict[str, Any] = await getattr(self.tasks.available(scope), name)(scope)
+            return self.host.finish(result, scope)
+
+        return handler
+
+    def wants_call(self, tool: ToolBase, params: Mapping[str, Any]) -> bool:
+        return tool.task != "forbidden" or "task" in params
+
+    async def around_call(self, call: ToolCall, call_next: CallNext) -> dict[str, Any]:
+        ttl_ms = self.tasks.ttl_for(call.scope, call.tool)
+        if ttl_ms is None:
+            return await call_next()
+        return await self._start(call, ttl_ms)
+
+    async def _start(self, call: ToolCall, ttl_ms: int) -> dict[str, Any]:
+        """A task handle; the tool runs on (``task_start="begin_task"``: once it awaits ``ctx.begin_task()``)."""
+        scope, tool = call.scope, call.tool
+        later = tool.task_start == "begin_task"
+        context = call.context(with_answers=later)
+
+        async def run() -> dict[str, Any]:
+            return await call.run(context)
+
+        try:
+            record = await self.tasks.start(scope, tool.name, ttl_ms, run, later=later)
+        except InputRequired:  # questions asked before the task began: multi round-trip input
+            return call.input_required()
+        if isinstance(record, dict):  # it ended before it began a task: an ordinary result
+            return record
+        view = self.tasks.view(record, scope.version, detailed=False)
+        return self.host.finish(_compat.created_task(view, scope.version), scope, result_type="task")
+
+    def tools_list_entry(self, entry: dict[str, Any], tool: ToolBase, version: str) -> dict[str, Any]:
+        return _compat.task_support(entry, tool.task, version)
+
+    async def attach_store(self, store: Store) -> None:
+        self.tasks.attach(store)
+
+    def detach_store(self) -> None:
+        self.tasks.detach()
+
+    async def shutdown(self) -> None:
+        await self.tasks.shutdown()
+
+    def on_bus(self, message: dict[str, Any]) -> bool:
+        if message.get("t") != "task":
+            return False
+        self.tasks.on_bus(message)
+        return True
