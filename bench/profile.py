@@ -128,8 +128,8 @@ LINE_ITEMS: tuple[LineItem, ...] = (
     LineItem("starlette / sse_starlette / anyio", files=(r"/starlette/", r"/sse_starlette/", r"/anyio/")),
     LineItem("toolkit transport (_transports/*)", files=(r"/toolkit/_transports/",)),
     LineItem(
-        "toolkit engine (_engine, _calls, _scope, _session, _context, _registry, _extensions/*, _mrtr)",
-        files=(r"/toolkit/_(engine|calls|scope|session|context|registry|mrtr)\.py$", r"/toolkit/_extensions/"),
+        "toolkit engine (_engine, _calls, _inbound, _session, _context, _registry, _extensions/*, _mrtr)",
+        files=(r"/toolkit/_(engine|calls|inbound|session|context|registry|mrtr)\.py$", r"/toolkit/_extensions/"),
     ),
     LineItem("toolkit compat + content (_compat/*, _content)", files=(r"/toolkit/_compat/", r"/toolkit/_content\.py$")),
     LineItem(

@@ -39,7 +39,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "engine",
         (
             "_settings",
-            "_scope",
+            "_inbound",
             "_context",
             "_notifications",
             "_pages",

@@ -536,7 +536,7 @@ def test_the_table_shows_toolkit_over_the_floor_beside_the_best_anchor() -> None
 
 TOOLKIT_ITEMS = [
     "toolkit transport (_transports/*)",
-    "toolkit engine (_engine, _calls, _scope, _session, _context, _registry, _extensions/*, _mrtr)",
+    "toolkit engine (_engine, _calls, _inbound, _session, _context, _registry, _extensions/*, _mrtr)",
     "toolkit compat + content (_compat/*, _content)",
     "toolkit JSON-RPC framing (_jsonrpc, _methods, _headers)",
     "toolkit tools (_tools, _functions, _schema/*)",

@@ -74,7 +74,7 @@ def test_an_extension_is_added_once_and_its_methods_keep_their_eras() -> None:
         id = "com.example/legacy-only"
 
         def methods(self) -> Any:
-            async def handler(scope: Any) -> dict[str, Any]:
+            async def handler(inbound: Any) -> dict[str, Any]:
                 return {}
 
             return [(Method("legacy/thing", LEGACY), handler)]

@@ -29,16 +29,16 @@ from ._errors import (
     ToolError,
 )
 from ._extensions.base import Extension
+from ._inbound import InboundRequest
 from ._jsonrpc import TooDeep, json_type
 from ._middleware import Pipeline, call_tool
 from ._registry import Registry
-from ._scope import RequestScope
 from ._settings import Settings
 
 logger = logging.getLogger("toolkit")
 
 Finish = Callable[..., dict[str, Any]]
-"""The engine's ``_finish(result, scope, *, result_type=...)``: the modern envelope, once per result."""
+"""The engine's ``_finish(result, inbound, *, result_type=...)``: the modern envelope, once per result."""
 
 
 class Calls:
@@ -64,8 +64,8 @@ class Calls:
         self.pipeline: Pipeline | None = None
         """The middleware (set by ``Engine.use``); ``None``: none, the plain path."""
 
-    async def tools_call(self, scope: RequestScope) -> dict[str, Any]:
-        params = scope.params
+    async def tools_call(self, inbound: InboundRequest) -> dict[str, Any]:
+        params = inbound.params
         name = required_str(params, "name")
         tool = self.registry.tools.get(name)
         if tool is None:
@@ -73,12 +73,12 @@ class Calls:
         try:
             arguments = _arguments(params)
         except ArgumentsTooDeep:  # for a tool, bad arguments are an isError result
-            return self.finish(_compat.call_result(tool.too_deep(), None, scope.version), scope)
+            return self.finish(_compat.call_result(tool.too_deep(), None, inbound.version), inbound)
         if self.call_hooks:
             wanting = [extension for extension in self.call_hooks if extension.wants_call(tool, params)]
             if wanting:
-                return await self._around(wanting, _ToolCall(self, scope, tool, arguments))
-        return await self._plain_call(scope, tool, arguments)
+                return await self._around(wanting, _ToolCall(self, inbound, tool, arguments))
+        return await self._plain_call(inbound, tool, arguments)
 
     async def _around(self, extensions: list[Extension], call: _ToolCall) -> dict[str, Any]:
         """The call through the ``around_call`` hooks of ``extensions``, outermost first."""
@@ -87,53 +87,55 @@ class Calls:
         async def call_next() -> dict[str, Any]:
             if rest:
                 return await self._around(rest, call)
-            return await self._plain_call(call.scope, call.tool, call.arguments)
+            return await self._plain_call(call.inbound, call.tool, call.arguments)
 
         return await extension.around_call(call, call_next)
 
-    async def _plain_call(self, scope: RequestScope, tool: ToolBase, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def _plain_call(self, inbound: InboundRequest, tool: ToolBase, arguments: dict[str, Any]) -> dict[str, Any]:
         name = tool.name
-        context = self._prepare(scope, name, arguments)
+        context = self._prepare(inbound, name, arguments)
         try:
-            if self.pipeline is None and scope.trace is None and not tool.validate_arguments:
+            if self.pipeline is None and inbound.trace is None and not tool.validate_arguments:
                 outcome = await tool.call(arguments, context)  # the plain path: no hook, no span
             else:
-                outcome = await self._call(scope, tool, arguments, context)
+                outcome = await self._call(inbound, tool, arguments, context)
         except InputRequired:
-            return self._input_required(scope, name, arguments)
+            return self._input_required(inbound, name, arguments)
         except ToolError as exc:  # raised outside the tool body (a missing legacy capability)
             outcome = CallOutcome.error(str(exc))
-        if outcome.is_error and scope.trace is not None:
-            scope.trace.tool_error(outcome)
-        result = _compat.call_result(outcome, self.shapes.get(tool, scope.version), scope.version)
-        return self.finish(result, scope)
+        if outcome.is_error and inbound.trace is not None:
+            inbound.trace.tool_error(outcome)
+        result = _compat.call_result(outcome, self.shapes.get(tool, inbound.version), inbound.version)
+        return self.finish(result, inbound)
 
     async def _call(
-        self, scope: RequestScope, tool: ToolBase, arguments: dict[str, Any], context: Context
+        self, inbound: InboundRequest, tool: ToolBase, arguments: dict[str, Any], context: Context
     ) -> CallOutcome:
         """Run ``tool`` through the ``on_call_tool`` middleware, if any."""
         chain = self.pipeline.call_tool if self.pipeline is not None else None
         if chain is None:
-            return await _run_tool(scope, tool, arguments, context)
-        return await call_tool(chain, scope, tool, lambda arguments: _run_tool(scope, tool, arguments, context))
+            return await _run_tool(inbound, tool, arguments, context)
+        return await call_tool(chain, inbound, tool, lambda arguments: _run_tool(inbound, tool, arguments, context))
 
-    async def resources_read(self, scope: RequestScope) -> dict[str, Any]:
-        uri = required_str(scope.params, "uri")
-        context = self._prepare(scope, uri, {})
+    async def resources_read(self, inbound: InboundRequest) -> dict[str, Any]:
+        uri = required_str(inbound.params, "uri")
+        context = self._prepare(inbound, uri, {})
         try:
-            contents, resource = await self._read(uri, context, scope)
+            contents, resource = await self._read(uri, context, inbound)
         except InputRequired:
-            return self._input_required(scope, uri, {})
+            return self._input_required(inbound, uri, {})
         result: dict[str, Any] = {"contents": contents}
         settings = self.settings
         ttl = resource.ttl_ms if resource.ttl_ms is not None else settings.read_ttl_ms
-        _compat.cacheable(result, scope.version, ttl, resource.cache_scope or settings.read_cache_scope)
-        return self.finish(result, scope)
+        _compat.cacheable(result, inbound.version, ttl, resource.cache_scope or settings.read_cache_scope)
+        return self.finish(result, inbound)
 
-    async def _read(self, uri: str, context: Context, scope: RequestScope) -> tuple[list[dict[str, Any]], ResourceBase]:
+    async def _read(
+        self, uri: str, context: Context, inbound: InboundRequest
+    ) -> tuple[list[dict[str, Any]], ResourceBase]:
         found = self.registry.find_resource(uri)
         if found is None:
-            raise _compat.resource_not_found(uri, scope.version)
+            raise _compat.resource_not_found(uri, inbound.version)
         target, variables = found
         try:
             contents = await target.read(uri, variables, context)
@@ -148,22 +150,22 @@ class Calls:
             raise McpError(INTERNAL_ERROR, f"Error reading resource {uri}", {"uri": uri}) from None
         return contents, target
 
-    async def read_resource(self, uri: str, scope: RequestScope) -> list[dict[str, Any]]:
+    async def read_resource(self, uri: str, inbound: InboundRequest) -> list[dict[str, Any]]:
         """A resource's contents as they would go on the wire (``ctx.read_resource``)."""
-        contents, _ = await self._read(uri, Context(scope, self.services), scope)
+        contents, _ = await self._read(uri, Context(inbound, self.services), inbound)
         return contents
 
-    async def prompts_get(self, scope: RequestScope) -> dict[str, Any]:
-        name = required_str(scope.params, "name")
+    async def prompts_get(self, inbound: InboundRequest) -> dict[str, Any]:
+        name = required_str(inbound.params, "name")
         prompt = self.registry.prompts.get(name)
         if prompt is None:
             raise McpError(INVALID_PARAMS, f"Unknown prompt: {name!r}", {"name": name})
-        arguments = _arguments(scope.params)
-        context = self._prepare(scope, name, arguments)
+        arguments = _arguments(inbound.params)
+        context = self._prepare(inbound, name, arguments)
         try:
             result = await prompt.render(arguments, context)
         except InputRequired:
-            return self._input_required(scope, name, arguments)
+            return self._input_required(inbound, name, arguments)
         except (PromptError, ToolError) as exc:
             raise McpError(INVALID_PARAMS, str(exc)) from None
         except McpError:
@@ -171,10 +173,10 @@ class Calls:
         except Exception:
             logger.exception("prompt %r raised", name)
             raise McpError(INTERNAL_ERROR, f"Error rendering prompt {name!r}") from None
-        return self.finish(result, scope)
+        return self.finish(result, inbound)
 
-    async def complete(self, scope: RequestScope) -> dict[str, Any]:
-        params = scope.params
+    async def complete(self, inbound: InboundRequest) -> dict[str, Any]:
+        params = inbound.params
         ref = params.get("ref")
         argument = params.get("argument")
         if not isinstance(ref, dict) or not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
@@ -182,13 +184,15 @@ class Calls:
         context_args = (params.get("context") or {}).get("arguments") or {}
         value = str(argument.get("value", ""))
         try:
-            values = await self._completions(ref, argument["name"], value, context_args, Context(scope, self.services))
+            values = await self._completions(
+                ref, argument["name"], value, context_args, Context(inbound, self.services)
+            )
         except McpError:
             raise
         except Exception:
             logger.exception("completion for %r raised", ref)
             raise McpError(INTERNAL_ERROR, "Error computing completions") from None
-        return self.finish(completion_result(values), scope)
+        return self.finish(completion_result(values), inbound)
 
     async def _completions(
         self, ref: dict[str, Any], argument: str, value: str, arguments: dict[str, str], context: Context
@@ -219,41 +223,43 @@ class Calls:
 
     # --- multi round-trip input -------------------------------------------------------------------
 
-    def _prepare(self, scope: RequestScope, name: str, arguments: dict[str, Any]) -> Context:
+    def _prepare(self, inbound: InboundRequest, name: str, arguments: dict[str, Any]) -> Context:
         """The handler's ``Context``; in the modern era, load the answers of earlier rounds."""
-        if scope.modern:
+        if inbound.modern:
             answers: dict[str, Any] = {}
-            state = scope.params.get("requestState")
+            state = inbound.params.get("requestState")
             if state is not None:
                 signer = self.settings.state_signer
                 answers.update(
-                    signer.verify(state, method=scope.method, name=name, arguments=arguments, caller=scope.caller)
+                    signer.verify(state, method=inbound.method, name=name, arguments=arguments, caller=inbound.caller)
                 )
-            responses = scope.params.get("inputResponses")
+            responses = inbound.params.get("inputResponses")
             if isinstance(responses, dict):
                 answers.update({key: value for key, value in responses.items() if isinstance(value, dict)})
-            scope.answers = answers
-        return Context(scope, self.services)
+            inbound.answers = answers
+        return Context(inbound, self.services)
 
-    def _input_required(self, scope: RequestScope, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        if not scope.modern or not scope.pending_inputs:  # pragma: no cover - legacy never raises it
+    def _input_required(self, inbound: InboundRequest, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        if not inbound.modern or not inbound.pending_inputs:  # pragma: no cover - legacy never raises it
             raise McpError(INTERNAL_ERROR, "Internal error: input requested outside the modern era")
         state = self.settings.state_signer.sign(
-            method=scope.method, name=name, arguments=arguments, answers=scope.answers, caller=scope.caller
+            method=inbound.method, name=name, arguments=arguments, answers=inbound.answers, caller=inbound.caller
         )
-        result = {"inputRequests": dict(scope.pending_inputs), "requestState": state}
-        return self.finish(result, scope, result_type="input_required")
+        result = {"inputRequests": dict(inbound.pending_inputs), "requestState": state}
+        return self.finish(result, inbound, result_type="input_required")
 
 
-async def _run_tool(scope: RequestScope, tool: ToolBase, arguments: dict[str, Any], context: Context) -> CallOutcome:
+async def _run_tool(
+    inbound: InboundRequest, tool: ToolBase, arguments: dict[str, Any], context: Context
+) -> CallOutcome:
     """``tool.call``, traced when tracing is on; arguments checked first for a tool that asks for it."""
     try:
         if tool.validate_arguments:
             problem = tool.invalid_arguments(arguments)
             if problem is not None:
                 return CallOutcome.error(f"Invalid arguments for tool {tool.name!r}: {problem}")
-        if scope.trace is not None:
-            return await scope.trace.call_tool(tool, arguments, context)
+        if inbound.trace is not None:
+            return await inbound.trace.call_tool(tool, arguments, context)
         return await tool.call(arguments, context)
     except ToolError as exc:  # raised outside the tool body (a missing legacy capability)
         return CallOutcome.error(str(exc))
@@ -284,24 +290,24 @@ def _arguments(params: dict[str, Any]) -> dict[str, Any]:
 class _ToolCall:
     """One ``tools/call`` as an extension's ``around_call`` hook sees it (``_extensions.base.ToolCall``)."""
 
-    __slots__ = ("_calls", "arguments", "scope", "tool")
+    __slots__ = ("_calls", "arguments", "inbound", "tool")
 
-    def __init__(self, calls: Calls, scope: RequestScope, tool: ToolBase, arguments: dict[str, Any]) -> None:
+    def __init__(self, calls: Calls, inbound: InboundRequest, tool: ToolBase, arguments: dict[str, Any]) -> None:
         self._calls = calls
-        self.scope = scope
+        self.inbound = inbound
         self.tool = tool
         self.arguments = arguments
 
     def context(self, *, with_answers: bool = True) -> Context:
         if with_answers:
-            return self._calls._prepare(self.scope, self.tool.name, self.arguments)
-        return Context(self.scope, self._calls.services)
+            return self._calls._prepare(self.inbound, self.tool.name, self.arguments)
+        return Context(self.inbound, self._calls.services)
 
     async def run(self, context: Context) -> dict[str, Any]:
-        calls, scope, tool = self._calls, self.scope, self.tool
-        outcome = await calls._call(scope, tool, self.arguments, context)
-        result = _compat.call_result(outcome, calls.shapes.get(tool, scope.version), scope.version)
-        return calls.finish(result, scope)
+        calls, inbound, tool = self._calls, self.inbound, self.tool
+        outcome = await calls._call(inbound, tool, self.arguments, context)
+        result = _compat.call_result(outcome, calls.shapes.get(tool, inbound.version), inbound.version)
+        return calls.finish(result, inbound)
 
     def input_required(self) -> dict[str, Any]:
-        return self._calls._input_required(self.scope, self.tool.name, self.arguments)
+        return self._calls._input_required(self.inbound, self.tool.name, self.arguments)

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from . import _compat
 from ._errors import ClientRequestError, InputRequired, ToolError
 from ._extensions.base import BEGIN_TASK, RUNS_AS, RunsAs
-from ._scope import RequestScope
+from ._inbound import InboundRequest
 from ._settings import Settings
 from ._types import LOG_RANK, LogLevel
 
@@ -47,7 +47,7 @@ class Services:
         settings: Settings,
         server: Any,
         lifespan_state: Callable[[], Any],
-        read_resource: Callable[[str, RequestScope], Awaitable[list[dict[str, Any]]]],
+        read_resource: Callable[[str, InboundRequest], Awaitable[list[dict[str, Any]]]],
     ) -> None:
         self.settings = settings
         self.server = server
@@ -59,8 +59,8 @@ class Services:
 class Context:
     """Per-request access to logging, progress, client input, resources and server state."""
 
-    def __init__(self, scope: RequestScope, services: Services) -> None:
-        self._scope = scope
+    def __init__(self, inbound: InboundRequest, services: Services) -> None:
+        self._inbound = inbound
         self._services = services
         self._last_progress: float | None = None
         self._sequence = 0
@@ -69,25 +69,25 @@ class Context:
 
     @property
     def request_id(self) -> str | int:
-        return self._scope.request_id
+        return self._inbound.request_id
 
     @property
     def method(self) -> str:
-        return self._scope.method
+        return self._inbound.method
 
     @property
     def protocol_version(self) -> str:
         """The protocol version in force for this request."""
-        return self._scope.version
+        return self._inbound.version
 
     @property
     def session_id(self) -> str | None:
         """The legacy HTTP session's id; ``None`` on stdio and in the stateless modern era."""
-        return self._scope.session.id if self._scope.session is not None else None
+        return self._inbound.session.id if self._inbound.session is not None else None
 
     @property
     def client_info(self) -> dict[str, Any] | None:
-        return self._scope.client_info
+        return self._inbound.client_info
 
     @property
     def access_token(self) -> AccessToken | None:
@@ -96,24 +96,24 @@ class Context:
         Set on every request of an HTTP server with ``auth=``; ``None`` otherwise (stdio takes
         its credentials from the environment, as the spec says).
         """
-        return self._scope.access_token
+        return self._inbound.access_token
 
     @property
     def client_capabilities(self) -> dict[str, Any]:
-        return self._scope.client_capabilities
+        return self._inbound.client_capabilities
 
     def client_supports(self, capability: str) -> bool:
         """Whether the client declared ``capability`` ("sampling", "elicitation", "roots", ...)."""
-        return self._scope.client_supports(capability)
+        return self._inbound.client_supports(capability)
 
     @property
     def request(self) -> Any:
         """What the transport knows of the request, or ``None`` (stdio, in-memory).
 
         Over HTTP: an object with ``headers`` (a dict, lower-case names), ``client``
-        (``(host, port)``) and ``scope`` (the ASGI scope).
+        (``(host, port)``) and ``scope`` (the ASGI inbound).
         """
-        return self._scope.request_info
+        return self._inbound.request_info
 
     @property
     def server(self) -> Server:
@@ -135,13 +135,13 @@ class Context:
         """
         if level not in LOG_RANK:
             raise ValueError(f"unknown log level {level!r}; use one of {list(LOG_RANK)}")
-        threshold = self._scope.log_level
+        threshold = self._inbound.log_level
         if threshold is None or LOG_RANK[level] < LOG_RANK[threshold]:
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        await self._scope.send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+        await self._inbound.send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
 
     async def debug(self, data: Any, *, logger: str | None = None) -> None:
         await self.log("debug", data, logger=logger)
@@ -168,10 +168,10 @@ class Context:
         if self._last_progress is not None and progress <= self._last_progress:
             return
         self._last_progress = progress
-        runs_as: RunsAs | None = self._scope.extras.get(RUNS_AS)
+        runs_as: RunsAs | None = self._inbound.extras.get(RUNS_AS)
         if runs_as is not None:
             await runs_as.progress(progress, total, message)
-        token = self._scope.progress_token
+        token = self._inbound.progress_token
         if token is None:
             return
         params: dict[str, Any] = {"progressToken": token, "progress": progress}
@@ -179,8 +179,8 @@ class Context:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        params = _compat.fields_for("ProgressNotificationParams", params, self._scope.version)
-        await self._scope.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+        params = _compat.fields_for("ProgressNotificationParams", params, self._inbound.version)
+        await self._inbound.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
 
     async def close_stream(self) -> None:
         """End this request's SSE connection now; the request goes on (legacy HTTP with an event store).
@@ -188,8 +188,8 @@ class Context:
         The client reconnects with ``Last-Event-ID`` and receives the rest, the result included
         (SEP-1699 polling). Elsewhere (stdio, the modern era, no event store) it does nothing.
         """
-        close = getattr(self._scope.request_info, "close_stream", None)
-        if close is not None and not self._scope.modern:
+        close = getattr(self._inbound.request_info, "close_stream", None)
+        if close is not None and not self._inbound.modern:
             await close()
 
     # --- tasks --------------------------------------------------------------------------------
@@ -202,7 +202,7 @@ class Context:
         before the task exists). Anywhere else (a call that is already a task, a client that
         cannot take one, a tool without tasks) it does nothing.
         """
-        extras = self._scope.extras
+        extras = self._inbound.extras
         begin = extras.get(BEGIN_TASK)
         if begin is None or RUNS_AS in extras:
             return
@@ -215,7 +215,7 @@ class Context:
 
     async def read_resource(self, uri: str) -> list[dict[str, Any]]:
         """Read one of this server's resources; the contents as they would go on the wire."""
-        return await self._services.read_resource(uri, self._scope)
+        return await self._services.read_resource(uri, self._inbound)
 
     # --- input from the client ----------------------------------------------------------------
 
@@ -231,24 +231,24 @@ class Context:
         key: str | None,
         valid: Callable[[Any], bool],
     ) -> Any:
-        scope = self._scope
+        inbound = self._inbound
         input_key = self._key(capability, key)
-        scope.require(capability)
-        runs_as: RunsAs | None = scope.extras.get(RUNS_AS)
+        inbound.require(capability)
+        runs_as: RunsAs | None = inbound.extras.get(RUNS_AS)
         if runs_as is not None:
             return await runs_as.ask(input_key, method, params, valid)
-        if scope.modern:
-            answer = scope.answers.get(input_key)
+        if inbound.modern:
+            answer = inbound.answers.get(input_key)
             if valid(answer):
                 return answer
             # Not answered yet, or answered with something unusable: ask (again). The spec
             # prefers re-requesting missing input over failing the request.
-            scope.pending_inputs[input_key] = {"method": method, "params": params}
+            inbound.pending_inputs[input_key] = {"method": method, "params": params}
             raise InputRequired(input_key)
-        assert scope.session is not None
+        assert inbound.session is not None
         try:
             timeout = self._services.settings.client_request_timeout
-            return await scope.session.request(method, params, scope.send, timeout)
+            return await inbound.session.request(method, params, inbound.send, timeout)
         except ClientRequestError as exc:
             raise ToolError(f"{method} failed: {exc}") from None
 
@@ -274,7 +274,7 @@ class Context:
         model = schema if isinstance(schema, type) and issubclass(schema, BaseModel) else None
         requested = elicitation_schema(schema)
         params = {"mode": "form", "message": message, "requestedSchema": requested}
-        params = _compat.fields_for("ElicitRequestFormParams", params, self._scope.version)
+        params = _compat.fields_for("ElicitRequestFormParams", params, self._inbound.version)
         answer = await self._ask("elicitation", "elicitation/create", params, key, _valid_elicit_answer)
         return self._elicit_result(answer, model, key)
 

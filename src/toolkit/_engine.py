@@ -25,6 +25,7 @@ from ._errors import (
     McpError,
 )
 from ._extensions.base import Extension
+from ._inbound import InboundRequest, initialize_inbound, legacy_inbound, modern_inbound
 from ._jsonrpc import (
     Notification,
     Raw,
@@ -40,7 +41,6 @@ from ._middleware import Middleware, Pipeline, serve
 from ._notifications import Announcer, Listener, Subscribers
 from ._pages import Pages
 from ._registry import Kind, Registry
-from ._scope import RequestScope, initialize_scope, legacy_scope, modern_scope
 from ._session import Connection, Session
 from ._settings import Settings
 from ._store.base import Store
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("toolkit")
 
-Handler = Callable[[RequestScope], Awaitable[dict[str, Any] | Raw]]
+Handler = Callable[[InboundRequest], Awaitable[dict[str, Any] | Raw]]
 
 
 def _error(request_id: RequestId | None, exc: McpError) -> Reply:
@@ -188,26 +188,26 @@ class Engine:
     ) -> Reply:
         try:
             if modern if modern is not None else is_modern_request(request.method, request.params):
-                scope: RequestScope | None = modern_scope(request, send)
+                inbound: InboundRequest | None = modern_inbound(request, send)
             else:
-                scope = legacy_scope(request, connection, send)
-            if scope is None:  # initialize
+                inbound = legacy_inbound(request, connection, send)
+            if inbound is None:  # initialize
                 assert connection is not None
-                scope = initialize_scope(request, connection, send)
-            scope.request_info = request_info
-            scope.access_token = access_token
+                inbound = initialize_inbound(request, connection, send)
+            inbound.request_info = request_info
+            inbound.access_token = access_token
             if trace is not None:
-                scope.trace = trace
-                trace.served(scope)
+                inbound.trace = trace
+                trace.served(inbound)
             pipeline = self.pipeline
             if pipeline is None:
                 if access_token is not None:
-                    self._authorize(scope.method, scope.params, access_token)
-                result = await self._handler_for(scope)(scope)
+                    self._authorize(inbound.method, inbound.params, access_token)
+                result = await self._handler_for(inbound)(inbound)
             else:
-                result = served = await serve(pipeline, scope, self._dispatch)
-                if scope.modern and "resultType" not in served:  # a middleware's own result
-                    result = self.finish(served, scope)
+                result = served = await serve(pipeline, inbound, self._dispatch)
+                if inbound.modern and "resultType" not in served:  # a middleware's own result
+                    result = self.finish(served, inbound)
         except McpError as exc:
             if trace is not None:
                 trace.failed(exc.code, exc.message)
@@ -219,10 +219,10 @@ class Engine:
             return _error(request.id, McpError(INTERNAL_ERROR, "Internal error", http_status=500))
         return Reply(encode_result(request.id, result))
 
-    async def _dispatch(self, scope: RequestScope) -> dict[str, Any] | Raw:
-        if scope.access_token is not None:
-            self._authorize(scope.method, scope.params, scope.access_token)
-        return await self._handler_for(scope)(scope)
+    async def _dispatch(self, inbound: InboundRequest) -> dict[str, Any] | Raw:
+        if inbound.access_token is not None:
+            self._authorize(inbound.method, inbound.params, inbound.access_token)
+        return await self._handler_for(inbound)(inbound)
 
     def use(self, middlewares: list[Middleware]) -> None:
         """Serve every request through ``middlewares`` (outermost first); none: the plain path."""
@@ -256,7 +256,7 @@ class Engine:
             scopes = " ".join(sorted(needed))
             raise McpError(
                 INVALID_REQUEST,
-                f"Forbidden: this request needs the scope(s) {scopes}",
+                f"Forbidden: this request needs the inbound(s) {scopes}",
                 {"requiredScopes": sorted(needed)},
                 http_status=403,
             )
@@ -305,11 +305,11 @@ class Engine:
 
     # --- era handling ---------------------------------------------------------------------------
 
-    def _handler_for(self, scope: RequestScope) -> Handler:
-        method = scope.method
+    def _handler_for(self, inbound: InboundRequest) -> Handler:
+        method = inbound.method
         entry = self._methods.get(method)
-        if entry is None or not (entry[2] if scope.modern else entry[1]) or not self._capable(method):
-            raise _compat.method_not_found(method, scope.version)
+        if entry is None or not (entry[2] if inbound.modern else entry[1]) or not self._capable(method):
+            raise _compat.method_not_found(method, inbound.version)
         return entry[0]
 
     def _capable(self, method: str) -> bool:
@@ -351,18 +351,20 @@ class Engine:
             )
         return info
 
-    def finish(self, result: dict[str, Any], scope: RequestScope, *, result_type: str = "complete") -> dict[str, Any]:
-        return _compat.finish(result, scope.version, self.server_info(scope.version), result_type=result_type)
+    def finish(
+        self, result: dict[str, Any], inbound: InboundRequest, *, result_type: str = "complete"
+    ) -> dict[str, Any]:
+        return _compat.finish(result, inbound.version, self.server_info(inbound.version), result_type=result_type)
 
     # --- legacy-only methods ----------------------------------------------------------------------
 
-    async def _initialize(self, scope: RequestScope) -> dict[str, Any]:
-        session = scope.session
+    async def _initialize(self, inbound: InboundRequest) -> dict[str, Any]:
+        session = inbound.session
         assert session is not None
-        version = session.version = scope.version
-        session.client_capabilities = scope.client_capabilities
-        session.client_info = scope.client_info or {}
-        session.notify = session.notify or scope.send
+        version = session.version = inbound.version
+        session.client_capabilities = inbound.client_capabilities
+        session.client_info = inbound.client_info or {}
+        session.notify = session.notify or inbound.send
         self.subscribers.add_session(session)
         result: dict[str, Any] = {
             "protocolVersion": version,
@@ -373,46 +375,46 @@ class Engine:
             result["instructions"] = self.settings.instructions
         return result
 
-    async def _ping(self, scope: RequestScope) -> dict[str, Any]:
+    async def _ping(self, inbound: InboundRequest) -> dict[str, Any]:
         return {}
 
-    async def _set_level(self, scope: RequestScope) -> dict[str, Any]:
-        level = scope.params.get("level")
+    async def _set_level(self, inbound: InboundRequest) -> dict[str, Any]:
+        level = inbound.params.get("level")
         if level not in LOG_RANK:
             raise McpError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}; use one of {list(LOG_RANK)}")
-        assert scope.session is not None
-        scope.session.log_level = level
-        await scope.session.changed("log_level", level)
+        assert inbound.session is not None
+        inbound.session.log_level = level
+        await inbound.session.changed("log_level", level)
         return {}
 
-    async def _subscribe(self, scope: RequestScope) -> dict[str, Any]:
-        assert scope.session is not None
-        uri = required_str(scope.params, "uri")
-        scope.session.subscriptions.add(uri)
-        await scope.session.changed("subscribe", uri)
+    async def _subscribe(self, inbound: InboundRequest) -> dict[str, Any]:
+        assert inbound.session is not None
+        uri = required_str(inbound.params, "uri")
+        inbound.session.subscriptions.add(uri)
+        await inbound.session.changed("subscribe", uri)
         return {}
 
-    async def _unsubscribe(self, scope: RequestScope) -> dict[str, Any]:
-        assert scope.session is not None
-        uri = required_str(scope.params, "uri")
-        scope.session.subscriptions.discard(uri)
-        await scope.session.changed("unsubscribe", uri)
+    async def _unsubscribe(self, inbound: InboundRequest) -> dict[str, Any]:
+        assert inbound.session is not None
+        uri = required_str(inbound.params, "uri")
+        inbound.session.subscriptions.discard(uri)
+        await inbound.session.changed("unsubscribe", uri)
         return {}
 
     # --- modern-only methods ----------------------------------------------------------------------
 
-    async def _discover(self, scope: RequestScope) -> dict[str, Any]:
+    async def _discover(self, inbound: InboundRequest) -> dict[str, Any]:
         result: dict[str, Any] = {
             "supportedVersions": list(reversed(KNOWN_VERSIONS)),
-            "capabilities": self.capabilities(scope.version),
+            "capabilities": self.capabilities(inbound.version),
         }
         if self.settings.instructions:
             result["instructions"] = self.settings.instructions
-        _compat.cacheable(result, scope.version, self.settings.list_ttl_ms, "public")
-        return self.finish(result, scope)
+        _compat.cacheable(result, inbound.version, self.settings.list_ttl_ms, "public")
+        return self.finish(result, inbound)
 
-    async def _listen(self, scope: RequestScope) -> dict[str, Any]:
-        requested = scope.params.get("notifications")
+    async def _listen(self, inbound: InboundRequest) -> dict[str, Any]:
+        requested = inbound.params.get("notifications")
         if not isinstance(requested, dict):
             raise McpError(INVALID_PARAMS, 'Invalid params: subscriptions/listen needs a "notifications" filter')
         honoured: dict[str, Any] = {}
@@ -426,10 +428,10 @@ class Engine:
         uris = requested.get("resourceSubscriptions")
         if isinstance(uris, list) and self.registry.has_resources:
             honoured["resourceSubscriptions"] = [
-                uri for uri in uris if isinstance(uri, str) and self._may_read(uri, scope)
+                uri for uri in uris if isinstance(uri, str) and self._may_read(uri, inbound)
             ]
-        listener = Listener(scope.request_id, honoured, scope.send)
-        await scope.send(
+        listener = Listener(inbound.request_id, honoured, inbound.send)
+        await inbound.send(
             {
                 "jsonrpc": "2.0",
                 "method": "notifications/subscriptions/acknowledged",
@@ -437,47 +439,47 @@ class Engine:
             }
         )
         await self.subscribers.listen(listener)
-        return self.finish({"_meta": listener.tag}, scope)
+        return self.finish({"_meta": listener.tag}, inbound)
 
-    def _may_read(self, uri: str, scope: RequestScope) -> bool:
-        token = scope.access_token
+    def _may_read(self, uri: str, inbound: InboundRequest) -> bool:
+        token = inbound.access_token
         return token is None or self.required_scopes("resources/read", {"uri": uri}) <= token.scopes
 
     # --- lists ------------------------------------------------------------------------------------
 
-    def _page(self, kind: Kind, scope: RequestScope, build: Callable[[list[Any]], list[dict[str, Any]]]) -> Raw:
+    def _page(self, kind: Kind, inbound: InboundRequest, build: Callable[[list[Any]], list[dict[str, Any]]]) -> Raw:
         # A caller with a token sees what its scopes grant; pages are cached per set of the
         # scopes that matter here, so callers with the same grants share them.
         protected = self.registry.scopes[kind]
-        token = scope.access_token
+        token = inbound.access_token
         visible = token.scopes & protected if token is not None and protected else None
 
         def finish(result: dict[str, Any]) -> dict[str, Any]:
             audience = "public" if visible is None else "private"
-            _compat.cacheable(result, scope.version, self.settings.list_ttl_ms, audience)
-            return self.finish(result, scope)
+            _compat.cacheable(result, inbound.version, self.settings.list_ttl_ms, audience)
+            return self.finish(result, inbound)
 
-        cursor = scope.params.get("cursor")
-        return self._pages.page(kind, scope.version, cursor, self.settings.page_size, build, finish, visible)
+        cursor = inbound.params.get("cursor")
+        return self._pages.page(kind, inbound.version, cursor, self.settings.page_size, build, finish, visible)
 
-    async def _tools_list(self, scope: RequestScope) -> Raw:
-        version = scope.version
+    async def _tools_list(self, inbound: InboundRequest) -> Raw:
+        version = inbound.version
         shapes = self._shapes
-        return self._page("tools", scope, lambda tools: [shapes.get(tool, version).advertised for tool in tools])
+        return self._page("tools", inbound, lambda tools: [shapes.get(tool, version).advertised for tool in tools])
 
-    async def _resources_list(self, scope: RequestScope) -> Raw:
-        return self._listing_page("resources", "Resource", scope)
+    async def _resources_list(self, inbound: InboundRequest) -> Raw:
+        return self._listing_page("resources", "Resource", inbound)
 
-    async def _templates_list(self, scope: RequestScope) -> Raw:
-        return self._listing_page("templates", "ResourceTemplate", scope)
+    async def _templates_list(self, inbound: InboundRequest) -> Raw:
+        return self._listing_page("templates", "ResourceTemplate", inbound)
 
-    async def _prompts_list(self, scope: RequestScope) -> Raw:
-        return self._listing_page("prompts", "Prompt", scope)
+    async def _prompts_list(self, inbound: InboundRequest) -> Raw:
+        return self._listing_page("prompts", "Prompt", inbound)
 
-    def _listing_page(self, kind: Kind, entry_type: str, scope: RequestScope) -> Raw:
-        version = scope.version
+    def _listing_page(self, kind: Kind, entry_type: str, inbound: InboundRequest) -> Raw:
+        version = inbound.version
         return self._page(
-            kind, scope, lambda items: [_compat.listing(entry_type, item.listing(), version) for item in items]
+            kind, inbound, lambda items: [_compat.listing(entry_type, item.listing(), version) for item in items]
         )
 
     # --- change notifications ---------------------------------------------------------------------

@@ -29,9 +29,9 @@ import pydantic_core
 
 from ._content import NO_STRUCTURED, CallOutcome, ToolResult
 from ._errors import OutputInvalid, ToolError
+from ._inbound import InboundRequest
 from ._jsonrpc import Raw
 from ._methods import METHODS, target
-from ._scope import RequestScope
 
 if TYPE_CHECKING:
     from ._auth.tokens import AccessToken
@@ -54,51 +54,51 @@ class McpRequest:
     ``arguments`` may be replaced: the tool or prompt gets the new ones, validated as usual.
     """
 
-    __slots__ = ("_scope", "state")
+    __slots__ = ("_inbound", "state")
 
-    def __init__(self, scope: RequestScope) -> None:
-        self._scope = scope
+    def __init__(self, inbound: InboundRequest) -> None:
+        self._inbound = inbound
         self.state: dict[str, Any] = {}
 
     @property
     def method(self) -> str:
         """The JSON-RPC method (``"tools/call"``, ``"tools/list"``, ``"initialize"`` …)."""
-        return self._scope.method
+        return self._inbound.method
 
     @property
     def params(self) -> dict[str, Any]:
         """The request's ``params`` as the client sent them (``{}`` when it sent none)."""
-        return self._scope.params
+        return self._inbound.params
 
     @property
     def request_id(self) -> str | int:
-        return self._scope.request_id
+        return self._inbound.request_id
 
     @property
     def protocol_version(self) -> str:
         """The protocol version this request is served in (``"2025-06-18"``, ``"2026-07-28"`` …)."""
-        return self._scope.version
+        return self._inbound.version
 
     @property
     def modern(self) -> bool:
         """True for a stateless 2026-07-28 request; False for one in a legacy ``initialize`` session."""
-        return self._scope.modern
+        return self._inbound.modern
 
     @property
     def session_id(self) -> str | None:
         """The legacy HTTP session's id; ``None`` on stdio and in the stateless modern era."""
-        session = self._scope.session
+        session = self._inbound.session
         return session.id if session is not None else None
 
     @property
     def access_token(self) -> AccessToken | None:
         """The caller's verified access token (HTTP with ``auth=``); ``None`` otherwise."""
-        return self._scope.access_token
+        return self._inbound.access_token
 
     @property
     def caller(self) -> str | None:
         """Who is calling: the access token's subject (or client id); ``None`` without authorization."""
-        return self._scope.caller
+        return self._inbound.caller
 
     @property
     def http(self) -> Any:
@@ -106,12 +106,12 @@ class McpRequest:
 
         ``None`` on stdio and in-process.
         """
-        return self._scope.request_info
+        return self._inbound.request_info
 
     @property
     def transport(self) -> str:
         """``"http"`` or ``"stdio"`` (in-process test clients count as stdio)."""
-        return "stdio" if self._scope.request_info is None else "http"
+        return "stdio" if self._inbound.request_info is None else "http"
 
     @property
     def name(self) -> str | None:
@@ -124,20 +124,20 @@ class McpRequest:
         return self._target("uri")
 
     def _target(self, field: str) -> str | None:
-        method = METHODS.get(self._scope.method)
-        return target(method.name, self._scope.params) if method is not None and method.target == field else None
+        method = METHODS.get(self._inbound.method)
+        return target(method.name, self._inbound.params) if method is not None and method.target == field else None
 
     @property
     def arguments(self) -> dict[str, Any]:
         """The arguments of a ``tools/call`` or ``prompts/get`` as sent (``{}`` when none)."""
-        arguments = self._scope.params.get("arguments")
+        arguments = self._inbound.params.get("arguments")
         return arguments if isinstance(arguments, dict) else {}
 
     @arguments.setter
     def arguments(self, value: dict[str, Any]) -> None:
         if not isinstance(value, dict):
             raise TypeError(f"request.arguments must be a dict, not {type(value).__name__}")
-        self._scope.params = {**self._scope.params, "arguments": value}
+        self._inbound.params = {**self._inbound.params, "arguments": value}
 
     def __repr__(self) -> str:
         target = self.name or self.uri
@@ -266,16 +266,16 @@ class Pipeline:
 
 # --- running a request through the pipeline ---------------------------------------------------------
 
-Dispatch = Callable[[RequestScope], Awaitable[dict[str, Any] | Raw]]
+Dispatch = Callable[[InboundRequest], Awaitable[dict[str, Any] | Raw]]
 
 
-async def serve(pipeline: Pipeline, scope: RequestScope, dispatch: Dispatch) -> dict[str, Any]:
+async def serve(pipeline: Pipeline, inbound: InboundRequest, dispatch: Dispatch) -> dict[str, Any]:
     """The request's result through every ``on_request``, then its method's hooks, then ``dispatch``."""
-    view = scope.view = McpRequest(scope)
-    by_method = pipeline.by_method.get(scope.method)
+    view = inbound.view = McpRequest(inbound)
+    by_method = pipeline.by_method.get(inbound.method)
 
     async def handler(request: McpRequest) -> dict[str, Any]:
-        return _as_dict(await dispatch(request._scope))
+        return _as_dict(await dispatch(request._inbound))
 
     async def method_hooks(request: McpRequest) -> dict[str, Any]:
         assert by_method is not None
@@ -290,12 +290,12 @@ async def serve(pipeline: Pipeline, scope: RequestScope, dispatch: Dispatch) -> 
 
 async def call_tool(
     chain: Chain[ToolResult],
-    scope: RequestScope,
+    inbound: InboundRequest,
     tool: ToolBase,
     run: Callable[[dict[str, Any]], Awaitable[CallOutcome]],
 ) -> CallOutcome:
     """A tool call through every ``on_call_tool``: they see and return the natural ``ToolResult``."""
-    view = scope.view or McpRequest(scope)
+    view = inbound.view or McpRequest(inbound)
     produced: list[tuple[ToolResult, CallOutcome]] = []
 
     async def handler(request: McpRequest) -> ToolResult:

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 
     from ._components import ToolBase
     from ._content import CallOutcome
+    from ._inbound import InboundRequest
     from ._jsonrpc import Request
-    from ._scope import RequestScope
 
 INSTRUMENTATION = "toolkit"
 DURATION_METRIC = "mcp.server.operation.duration"
@@ -182,10 +182,10 @@ class RequestTrace:
         if self.span is not None:
             self.span.set_attribute(key, value)
 
-    def served(self, scope: RequestScope) -> None:
+    def served(self, inbound: InboundRequest) -> None:
         """The request's era is known: record its protocol version and session."""
-        self._set("mcp.protocol.version", scope.version)
-        session = scope.session
+        self._set("mcp.protocol.version", inbound.version)
+        session = inbound.session
         if session is not None and session.id is not None:
             self._set("mcp.session.id", session.id)
 

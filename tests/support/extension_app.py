@@ -55,10 +55,10 @@ class Audit(Extension):
         self.declare(capabilities, {"version": 1})
 
     def methods(self) -> Iterable[tuple[Method, Handler]]:
-        async def log(scope: Any) -> dict[str, Any]:
-            tool = scope.params.get("tool")
+        async def log(inbound: Any) -> dict[str, Any]:
+            tool = inbound.params.get("tool")
             entries = [call for call in self.calls if tool is None or call["tool"] == tool]
-            return self.host.finish({"entries": entries}, scope)
+            return self.host.finish({"entries": entries}, inbound)
 
         return [(Method("audit/log", BOTH, target="tool"), log)]
 
@@ -68,7 +68,7 @@ class Audit(Extension):
     async def around_call(self, call: ToolCall, call_next: CallNext) -> dict[str, Any]:
         if call.arguments.get("text") == "forbidden":
             result = {"content": [{"type": "text", "text": "refused by the audit"}], "isError": True}
-            return self.host.finish(result, call.scope)
+            return self.host.finish(result, call.inbound)
         self.calls.append({"tool": call.tool.name, "arguments": call.arguments})
         return await call_next()
 

@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 if TYPE_CHECKING:
     from .._components import ToolBase
     from .._context import Context
+    from .._inbound import InboundRequest
     from .._methods import Method
     from .._registry import Registry, Source
-    from .._scope import RequestScope
     from .._settings import Settings
     from .._store.base import Store
 
@@ -44,7 +44,7 @@ RUNS_AS: Final = "runs_as"
 BEGIN_TASK: Final = "begin_task"
 """``extras`` key: what ``ctx.begin_task()`` completes (a call that becomes a task when it asks)."""
 
-Handler = Callable[["RequestScope"], Awaitable[dict[str, Any]]]
+Handler = Callable[["InboundRequest"], Awaitable[dict[str, Any]]]
 """A request method's handler: the inbound request in, the result (before the envelope) out."""
 
 
@@ -65,7 +65,9 @@ class ExtensionHost(Protocol):
     @property
     def settings(self) -> Settings: ...
 
-    def finish(self, result: dict[str, Any], scope: RequestScope, *, result_type: str = "complete") -> dict[str, Any]:
+    def finish(
+        self, result: dict[str, Any], inbound: InboundRequest, *, result_type: str = "complete"
+    ) -> dict[str, Any]:
         """The result as the request's version sends it (the modern envelope: ``resultType``, ``serverInfo``)."""
         ...
 
@@ -74,7 +76,7 @@ class ToolCall(Protocol):
     """One ``tools/call`` as the ``around_call`` hook sees it, with what the hook may do with it."""
 
     @property
-    def scope(self) -> RequestScope: ...
+    def inbound(self) -> InboundRequest: ...
 
     @property
     def tool(self) -> ToolBase: ...

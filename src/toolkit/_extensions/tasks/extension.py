@@ -20,7 +20,7 @@ from .runs import Tasks
 
 if TYPE_CHECKING:
     from ..._components import ToolBase
-    from ..._scope import RequestScope
+    from ..._inbound import InboundRequest
     from ..._store.base import Store
 
 _METHODS = ("get", "cancel", "result", "list", "update")
@@ -45,9 +45,9 @@ class TasksExtension(Extension):
     def _handler(self, name: str) -> Handler:
         """``tasks/<name>``, each era's own (``Tasks.available`` refuses it where there are no tasks)."""
 
-        async def handler(scope: RequestScope) -> dict[str, Any]:
-            result: dict[str, Any] = await getattr(self.tasks.available(scope), name)(scope)
-            return self.host.finish(result, scope)
+        async def handler(inbound: InboundRequest) -> dict[str, Any]:
+            result: dict[str, Any] = await getattr(self.tasks.available(inbound), name)(inbound)
+            return self.host.finish(result, inbound)
 
         return handler
 
@@ -55,14 +55,14 @@ class TasksExtension(Extension):
         return tool.task != "forbidden" or "task" in params
 
     async def around_call(self, call: ToolCall, call_next: CallNext) -> dict[str, Any]:
-        ttl_ms = self.tasks.ttl_for(call.scope, call.tool)
+        ttl_ms = self.tasks.ttl_for(call.inbound, call.tool)
         if ttl_ms is None:
             return await call_next()
         return await self._start(call, ttl_ms)
 
     async def _start(self, call: ToolCall, ttl_ms: int) -> dict[str, Any]:
         """A task handle; the tool runs on (``task_start="begin_task"``: once it awaits ``ctx.begin_task()``)."""
-        scope, tool = call.scope, call.tool
+        inbound, tool = call.inbound, call.tool
         later = tool.task_start == "begin_task"
         context = call.context(with_answers=later)
 
@@ -70,13 +70,13 @@ class TasksExtension(Extension):
             return await call.run(context)
 
         try:
-            record = await self.tasks.start(scope, tool.name, ttl_ms, run, later=later)
+            record = await self.tasks.start(inbound, tool.name, ttl_ms, run, later=later)
         except InputRequired:  # questions asked before the task began: multi round-trip input
             return call.input_required()
         if isinstance(record, dict):  # it ended before it began a task: an ordinary result
             return record
-        view = self.tasks.view(record, scope.version, detailed=False)
-        return self.host.finish(_compat.created_task(view, scope.version), scope, result_type="task")
+        view = self.tasks.view(record, inbound.version, detailed=False)
+        return self.host.finish(_compat.created_task(view, inbound.version), inbound, result_type="task")
 
     def tools_list_entry(self, entry: dict[str, Any], tool: ToolBase, version: str) -> dict[str, Any]:
         return _compat.task_support(entry, tool.task, version)

@@ -34,16 +34,16 @@ from ..base import BEGIN_TASK, RUNS_AS
 
 if TYPE_CHECKING:
     from ..._components import ToolBase
+    from ..._inbound import InboundRequest
     from ..._registry import Registry
-    from ..._scope import RequestScope
     from ..._settings import Settings
     from ..._store.base import Store
     from ..._store.tasks import TaskRecord, TaskStore
 
 logger = logging.getLogger("toolkit")
 
-Body = Callable[["RequestScope"], Awaitable[dict[str, Any]]]
-"""Runs the call a task stands for and returns its finished result (shaped for the scope's version)."""
+Body = Callable[["InboundRequest"], Awaitable[dict[str, Any]]]
+"""Runs the call a task stands for and returns its finished result (shaped for the inbound's version)."""
 
 ANSWER_RECHECK_SECONDS: Final = 5.0
 """How often a task waiting for input looks in the store itself (in case a bus message was lost)."""
@@ -64,24 +64,24 @@ def _not_found(task_id: Any) -> McpError:
     )
 
 
-def owner_of(scope: RequestScope) -> str | None:
+def owner_of(inbound: InboundRequest) -> str | None:
     """Whom a task belongs to: the token's subject, else the legacy session, else whoever holds its id."""
-    if scope.caller is not None:
-        return f"caller:{scope.caller}"
-    if scope.session is not None and scope.session.id is not None:
-        return f"session:{scope.session.id}"
+    if inbound.caller is not None:
+        return f"caller:{inbound.caller}"
+    if inbound.session is not None and inbound.session.id is not None:
+        return f"session:{inbound.session.id}"
     return None
 
 
 class TaskRun:
     """A task running in this replica: its asyncio task, its questions to the client, its output."""
 
-    def __init__(self, tasks: Tasks, record: TaskRecord, scope: RequestScope) -> None:
+    def __init__(self, tasks: Tasks, record: TaskRecord, inbound: InboundRequest) -> None:
         self.tasks = tasks
         self.id = record.id
         self.owner = record.owner
         self.modern = record.modern
-        self.scope = scope
+        self.inbound = inbound
         self.runner: asyncio.Task[None] | None = None
         self.cancelled_by_client = False
         self.done = asyncio.Event()
@@ -134,13 +134,13 @@ class TaskRun:
                 future.set_result(answer)
 
     async def _ask_session(self, method: str, params: dict[str, Any]) -> Any:
-        scope = self.scope
-        assert scope.session is not None
+        inbound = self.inbound
+        assert inbound.session is not None
         params = _compat.related_task(dict(params), self.id)
         await self._save(status="input_required", status_message=f"Waiting for the client: {method}")
         try:
             timeout = self.tasks.settings.client_request_timeout
-            return await scope.session.request(method, params, self.send, timeout)
+            return await inbound.session.request(method, params, self.send, timeout)
         except ClientRequestError as exc:
             raise ToolError(f"{method} failed: {exc}") from None
         finally:
@@ -165,7 +165,7 @@ class TaskRun:
         if self._result_streams:
             await self._result_streams[-1](message)
             return
-        session = self.scope.session
+        session = self.inbound.session
         if session is not None and session.notify is not None and ("id" not in message or session.notify_delivers()):
             await session.notify(message)
             return
@@ -250,35 +250,35 @@ class Tasks:
 
     # --- creating and running ------------------------------------------------------------------------
 
-    def available(self, scope: RequestScope) -> Tasks:
+    def available(self, inbound: InboundRequest) -> Tasks:
         """These tasks, if ``scope``'s version has tasks and some tool may run as one (else not found / -32021)."""
-        form = _compat.task_form(scope.version)
+        form = _compat.task_form(inbound.version)
         if form is None or not self.registry.has_tasks:
-            raise _compat.method_not_found(scope.method, scope.version)
-        if form == "extension" and not _compat.wants_extension(scope.client_capabilities):
-            raise _compat.extension_missing(scope.method)
+            raise _compat.method_not_found(inbound.method, inbound.version)
+        if form == "extension" and not _compat.wants_extension(inbound.client_capabilities):
+            raise _compat.extension_missing(inbound.method)
         return self
 
-    def ttl_for(self, scope: RequestScope, tool: ToolBase) -> int | None:
+    def ttl_for(self, inbound: InboundRequest, tool: ToolBase) -> int | None:
         """The TTL of the task a ``tools/call`` becomes, or ``None``: it runs as an ordinary call."""
-        form = _compat.task_form(scope.version)
+        form = _compat.task_form(inbound.version)
         if form == "extension":  # the server decides: a task whenever the request can take one
             if tool.task == "forbidden":
                 return None
-            if _compat.wants_extension(scope.client_capabilities):
+            if _compat.wants_extension(inbound.client_capabilities):
                 return self.settings.task_ttl_ms
         elif form == "experimental" and self.registry.has_tasks:  # the client decides, with params.task
-            requested = scope.params.get("task")
+            requested = inbound.params.get("task")
             if requested is not None:
                 if not isinstance(requested, dict):
                     raise McpError(INVALID_PARAMS, 'Invalid params: "task" must be an object ({"ttl": ms} or {})')
                 if tool.task == "forbidden":
-                    raise _compat.task_not_allowed(tool.name, scope.version)
+                    raise _compat.task_not_allowed(tool.name, inbound.version)
                 return self.ttl_ms(requested.get("ttl"))
         else:  # a version without tasks, or a server that declared none: an ordinary call
             return None
         if tool.task == "required":
-            raise _compat.task_required(tool.name, scope.version)
+            raise _compat.task_required(tool.name, inbound.version)
         return None
 
     def ttl_ms(self, requested: Any) -> int:
@@ -294,7 +294,7 @@ class Tasks:
 
     async def start(
         self,
-        scope: RequestScope,
+        inbound: InboundRequest,
         tool: str,
         ttl_ms: int,
         call: Callable[[], Coroutine[Any, Any, dict[str, Any]]],
@@ -307,25 +307,25 @@ class Tasks:
         ``InputRequired`` raised) instead of a task.
         """
         if not later:
-            return await self.create(scope, tool, ttl_ms, lambda _: call())
+            return await self.create(inbound, tool, ttl_ms, lambda _: call())
         loop = asyncio.get_running_loop()
-        scope.extras[BEGIN_TASK] = asked, ready = loop.create_future(), asyncio.Event()
+        inbound.extras[BEGIN_TASK] = asked, ready = loop.create_future(), asyncio.Event()
         running: asyncio.Task[dict[str, Any]] = loop.create_task(call())
         try:
             await asyncio.wait((running, asked), return_when=asyncio.FIRST_COMPLETED)
             if not asked.done():
-                del scope.extras[BEGIN_TASK]
+                del inbound.extras[BEGIN_TASK]
                 return running.result()
-            record = await self.create(scope, tool, ttl_ms, lambda _: running)
+            record = await self.create(inbound, tool, ttl_ms, lambda _: running)
         except BaseException:
             running.cancel()
             raise
         ready.set()
         return record
 
-    async def create(self, scope: RequestScope, tool: str, ttl_ms: int, body: Body) -> TaskRecord:
+    async def create(self, inbound: InboundRequest, tool: str, ttl_ms: int, body: Body) -> TaskRecord:
         """Store a new task (durably: ``tasks/get`` finds it once this returns) and start running it."""
-        owner = owner_of(scope)
+        owner = owner_of(inbound)
         limit = self.settings.max_running_tasks
         if sum(1 for run in self._runs.values() if run.owner == owner) >= limit:
             raise McpError(
@@ -338,23 +338,23 @@ class Tasks:
         record = TaskRecord(
             id=str(uuid.uuid4()),
             owner=owner,
-            modern=scope.modern,
-            version=scope.version,
+            modern=inbound.modern,
+            version=inbound.version,
             tool=tool,
             ttl_ms=ttl_ms,
             poll_interval_ms=self.settings.task_poll_interval_ms,
             replica=self.replica,
         )
         await self.store.create_task(record)
-        # The request's own scope becomes the task's (a call that began as an ordinary one keeps
+        # The request's own inbound becomes the task's (a call that began as an ordinary one keeps
         # running with it): questions now go through the task, and its notifications where the
         # version says (``_compat.task_notifies``).
-        run = TaskRun(self, record, scope)
-        scope.extras[RUNS_AS] = run
-        if _compat.task_notifies(scope.version):
-            scope.send = run.send
+        run = TaskRun(self, record, inbound)
+        inbound.extras[RUNS_AS] = run
+        if _compat.task_notifies(inbound.version):
+            inbound.send = run.send
         else:
-            scope.send, scope.progress_token = _drop, None
+            inbound.send, inbound.progress_token = _drop, None
         self._runs[record.id] = run
         run.runner = asyncio.get_running_loop().create_task(self._run(run, body, ttl_ms / 1000))
         return record
@@ -363,8 +363,8 @@ class Tasks:
         changes: dict[str, Any]
         try:
             async with asyncio.timeout(lifetime):
-                result = await body(run.scope)
-            changes = {"status": _compat.finished_status(result, run.scope.version), "result": result}
+                result = await body(run.inbound)
+            changes = {"status": _compat.finished_status(result, run.inbound.version), "result": result}
             if changes["status"] == "failed":
                 changes["status_message"] = "The tool reported an error (isError); tasks/result has it"
         except asyncio.CancelledError:
@@ -377,7 +377,7 @@ class Tasks:
         except McpError as exc:
             changes = _failed(exc.code, exc.message, exc.data)
         except Exception:
-            logger.exception("task %s (tool %r) failed", log_digest(run.id), run.scope.params.get("name"))
+            logger.exception("task %s (tool %r) failed", log_digest(run.id), run.inbound.params.get("name"))
             changes = _failed(INTERNAL_ERROR, "Internal error")
         try:
             await self.store.update_task(run.id, **changes)
@@ -418,14 +418,14 @@ class Tasks:
 
     # --- looking up --------------------------------------------------------------------------------
 
-    async def find(self, scope: RequestScope) -> TaskRecord:
+    async def find(self, inbound: InboundRequest) -> TaskRecord:
         """The task ``params.taskId`` names, if the caller may see it; a dead replica's task is failed first."""
-        task_id = scope.params.get("taskId")
+        task_id = inbound.params.get("taskId")
         if not isinstance(task_id, str):
             problem = "is missing" if task_id is None else f"must be a string, not {type(task_id).__name__}"
             raise McpError(INVALID_PARAMS, f'Invalid params: "taskId" {problem}', {"param": "taskId"})
         record = await self.store.get_task(task_id)
-        if record is None or record.owner != owner_of(scope) or record.modern != scope.modern:
+        if record is None or record.owner != owner_of(inbound) or record.modern != inbound.modern:
             raise _not_found(task_id)
         if not record.terminal and record.id not in self._runs:
             record = await self.find_again(record)
@@ -436,43 +436,43 @@ class Tasks:
 
     # --- the methods -----------------------------------------------------------------------------------
 
-    async def get(self, scope: RequestScope) -> dict[str, Any]:
+    async def get(self, inbound: InboundRequest) -> dict[str, Any]:
         """``tasks/get``: the task as the version shows it (2026-07-28: with its result, error or questions)."""
-        return self.view(await self.find(scope), scope.version, detailed=True)
+        return self.view(await self.find(inbound), inbound.version, detailed=True)
 
-    async def update(self, scope: RequestScope) -> dict[str, Any]:
+    async def update(self, inbound: InboundRequest) -> dict[str, Any]:
         """``tasks/update`` (2026-07-28): answers to the task's ``inputRequests``; an empty acknowledgement."""
-        responses = scope.params.get("inputResponses")
+        responses = inbound.params.get("inputResponses")
         if not isinstance(responses, dict):
             raise McpError(
                 INVALID_PARAMS, 'Invalid params: "inputResponses" must be an object of answers by request key'
             )
-        record = await self.find(scope)
+        record = await self.find(inbound)
         if not record.terminal:  # answers for a task that is not asking are ignored (spec)
             await self.answer(record, responses)
         return {}
 
-    async def cancel(self, scope: RequestScope) -> dict[str, Any]:
+    async def cancel(self, inbound: InboundRequest) -> dict[str, Any]:
         """``tasks/cancel``: 2026-07-28 acknowledges; 2025-11-25 returns the cancelled task, refuses an ended one."""
-        record = await self.find(scope)
+        record = await self.find(inbound)
         if not record.terminal:
             record = await self.stop(record)
-        elif not _compat.cancel_ended_acknowledged(scope.version):
+        elif not _compat.cancel_ended_acknowledged(inbound.version):
             raise McpError(INVALID_PARAMS, f"Cannot cancel task: already in terminal status {record.status!r}")
-        return _compat.cancel_result(self.view(record, scope.version, detailed=False), scope.version)
+        return _compat.cancel_result(self.view(record, inbound.version, detailed=False), inbound.version)
 
-    async def result(self, scope: RequestScope) -> dict[str, Any]:
+    async def result(self, inbound: InboundRequest) -> dict[str, Any]:
         """``tasks/result`` (2025-11-25): wait for the end, then what the call itself would have answered."""
-        record = await self.wait_end(await self.find(scope), scope.send)
+        record = await self.wait_end(await self.find(inbound), inbound.send)
         if record.result is not None:
             return _compat.related_task(dict(record.result), record.id)
         error = record.error or {"code": INTERNAL_ERROR, "message": "The task was cancelled before it finished"}
         raise McpError(error["code"], error["message"], error.get("data"))
 
-    async def list(self, scope: RequestScope) -> dict[str, Any]:
+    async def list(self, inbound: InboundRequest) -> dict[str, Any]:
         """``tasks/list`` (2025-11-25): the caller's tasks, a page at a time."""
-        records = await self.store.list_tasks(owner_of(scope))
-        cursor = scope.params.get("cursor")
+        records = await self.store.list_tasks(owner_of(inbound))
+        cursor = inbound.params.get("cursor")
         start = 0
         if cursor is not None:
             if not isinstance(cursor, str) or not cursor.isdigit() or int(cursor) > len(records):
@@ -480,7 +480,7 @@ class Tasks:
             start = int(cursor)
         end = start + self.settings.page_size
         result: dict[str, Any] = {
-            "tasks": [self.view(record, scope.version, detailed=False) for record in records[start:end]]
+            "tasks": [self.view(record, inbound.version, detailed=False) for record in records[start:end]]
         }
         if end < len(records):
             result["nextCursor"] = str(end)

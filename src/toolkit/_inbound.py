@@ -1,4 +1,4 @@
-"""``RequestScope``: one request as its handler and its ``Context`` see it, whichever era.
+"""``InboundRequest``: one request as its handler and its ``Context`` see it, whichever era.
 
 A modern request brings its version, capabilities and log level in ``_meta`` and is served
 statelessly; a legacy request borrows them from the session ``initialize`` opened
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ._telemetry import RequestTrace
 
 
-class RequestScope:
+class InboundRequest:
     """Everything about one request that its handler and its ``Context`` need."""
 
     # A plain class: a dataclass compiles its generated methods when this module is imported,
@@ -117,8 +117,8 @@ class RequestScope:
         raise _compat.missing_capability(capability, self.version)
 
 
-def modern_scope(request: Request, send: Send) -> RequestScope:
-    """A modern request's scope, from its ``_meta`` alone (-32602 / -32022 when that is incomplete)."""
+def modern_inbound(request: Request, send: Send) -> InboundRequest:
+    """A modern request's inbound, from its ``_meta`` alone (-32602 / -32022 when that is incomplete)."""
     params = request.params
     meta = params.get("_meta")
     if not isinstance(meta, dict):
@@ -140,7 +140,7 @@ def modern_scope(request: Request, send: Send) -> RequestScope:
     if log_level is not None and log_level not in LOG_RANK:
         raise McpError(INVALID_PARAMS, f"Invalid params: unknown log level {log_level!r}; use one of {list(LOG_RANK)}")
     client_info = meta.get(CLIENT_INFO_KEY)
-    return RequestScope(
+    return InboundRequest(
         request_id=request.id,
         method=request.method,
         params=params,
@@ -154,8 +154,8 @@ def modern_scope(request: Request, send: Send) -> RequestScope:
     )
 
 
-def legacy_scope(request: Request, connection: Connection | None, send: Send) -> RequestScope | None:
-    """A legacy request's scope, from its session; ``None`` for ``initialize`` (the engine opens the session)."""
+def legacy_inbound(request: Request, connection: Connection | None, send: Send) -> InboundRequest | None:
+    """A legacy request's inbound, from its session; ``None`` for ``initialize`` (the engine opens the session)."""
     if request.method == "initialize":
         if connection is None:
             raise McpError(INVALID_REQUEST, "Invalid Request: initialize is not available here")
@@ -173,7 +173,7 @@ def legacy_scope(request: Request, connection: Connection | None, send: Send) ->
             )
     session.last_active = asyncio.get_running_loop().time()
     meta = request.params.get("_meta")
-    return RequestScope(
+    return InboundRequest(
         request_id=request.id,
         method=request.method,
         params=request.params,
@@ -188,15 +188,15 @@ def legacy_scope(request: Request, connection: Connection | None, send: Send) ->
     )
 
 
-def initialize_scope(request: Request, connection: Connection, send: Send) -> RequestScope:
-    """``initialize``'s scope: the version it negotiates, the capabilities it declares, its session."""
+def initialize_inbound(request: Request, connection: Connection, send: Send) -> InboundRequest:
+    """``initialize``'s inbound: the version it negotiates, the capabilities it declares, its session."""
     params = request.params
     requested = params.get("protocolVersion")
     if not isinstance(requested, str):
         raise McpError(INVALID_PARAMS, 'Invalid params: initialize needs "protocolVersion"')
     capabilities = params.get("capabilities")
     client_info = params.get("clientInfo")
-    return RequestScope(
+    return InboundRequest(
         request.id,
         "initialize",
         params,
