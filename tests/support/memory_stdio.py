@@ -1,4 +1,4 @@
-"""The stdio transport in this process: ``StdioSession`` fed from memory, every written line kept.
+"""The stdio transport in this process: ``StdioServer`` fed from memory, every written line kept.
 
     async with MemoryStdio(server, max_message_bytes=1024) as stdio:
         stdio.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from toolkit import Server
-from toolkit._transports.stdio import StdioSession
+from toolkit._transports.stdio import StdioServer
 
 from .memory import modern_meta
 
@@ -26,13 +26,13 @@ TIMEOUT = 10.0
 
 
 class MemoryStdio:
-    """One ``StdioSession`` serving ``server``; ``lines`` / ``messages`` are what it wrote."""
+    """One ``StdioServer`` serving ``server``; ``lines`` / ``messages`` are what it wrote."""
 
     def __init__(
         self, server: Server, *, max_message_bytes: int = 4 * 1024 * 1024, shutdown_grace: float = 5.0
     ) -> None:
         self.server = server
-        self.session = StdioSession(
+        self.server = StdioServer(
             server.engine,
             self._write,
             running=server.running,
@@ -55,7 +55,7 @@ class MemoryStdio:
         self._ids = itertools.count(1)
 
     async def __aenter__(self) -> MemoryStdio:
-        self._task = asyncio.create_task(self.session.serve(self._read, self.stop))
+        self._task = asyncio.create_task(self.server.serve(self._read, self.stop))
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:

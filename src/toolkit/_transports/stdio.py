@@ -37,7 +37,7 @@ _CHUNK: Final = 256 * 1024
 Write = Callable[[bytes], Awaitable[None]]
 
 
-class StdioSession:
+class StdioServer:
     """Serves one client over a pair of byte streams."""
 
     def __init__(
@@ -142,18 +142,18 @@ class StdioSession:
 class _FrameProtocol(asyncio.Protocol):
     """Reads a pipe and dispatches each frame as its bytes arrive (no reader coroutine in between)."""
 
-    def __init__(self, session: StdioSession, finished: asyncio.Future[None]) -> None:
-        self.session = session
-        self.splitter = FrameSplitter(session.max_message_bytes)
+    def __init__(self, server: StdioServer, finished: asyncio.Future[None]) -> None:
+        self.server = server
+        self.splitter = FrameSplitter(server.max_message_bytes)
         self.finished = finished
 
     def data_received(self, data: bytes) -> None:
         for frame in self.splitter.feed(data):
-            self.session.dispatch(frame)
+            self.server.dispatch(frame)
 
     def eof_received(self) -> bool:
         for frame in self.splitter.finish():
-            self.session.dispatch(frame)
+            self.server.dispatch(frame)
         if not self.finished.done():
             self.finished.set_result(None)
         return False
@@ -239,7 +239,7 @@ async def serve_stdio(
         for signum in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signum, stop.set)
-        session = StdioSession(
+        server = StdioServer(
             engine,
             write,
             running=running,
@@ -249,9 +249,9 @@ async def serve_stdio(
         )
         stdin = sys.stdin.fileno()
         if stat.S_ISREG(os.fstat(stdin).st_mode) or not _pollable(stdin):
-            await session.serve(_file_reader(stdin), stop)
+            await server.serve(_file_reader(stdin), stop)
         else:
-            await session.serve_pipe(stdin, stop)
+            await server.serve_pipe(stdin, stop)
 
 
 def run_stdio(engine: EngineFacing, **options: Any) -> None:
