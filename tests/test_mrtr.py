@@ -173,7 +173,7 @@ async def test_state_expires(monkeypatch: pytest.MonkeyPatch) -> None:
     server, _ = make_server()
     async with Client(server, capabilities=CAPABILITIES) as client:
         first = (await call(client, "two_rounds"))["result"]
-        later = time.time() + server.state_signer.ttl_seconds + 1
+        later = time.time() + server.state_sealer.ttl_seconds + 1
         monkeypatch.setattr(time, "time", lambda: later)
         response = await call(client, "two_rounds", inputResponses={}, requestState=first["requestState"])
         assert response["error"]["code"] == -32602
@@ -218,14 +218,14 @@ async def test_key_rotation_keeps_states_in_flight_working() -> None:
 
 
 def test_state_secret_ring_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolkit._mrtr import StateSigner
+    from toolkit._mrtr import StateSealer
 
     monkeypatch.setenv("TOOLKIT_STATE_SECRET", "new-secret old-secret")
-    ring = StateSigner()
-    sealed_by_old = StateSigner("old-secret").sign(method="tools/call", name="t", arguments={}, answers={"k": 1})
-    assert ring.verify(sealed_by_old, method="tools/call", name="t", arguments={}) == {"k": 1}
+    ring = StateSealer()
+    sealed_by_old = StateSealer("old-secret").seal(method="tools/call", name="t", arguments={}, answers={"k": 1})
+    assert ring.open(sealed_by_old, method="tools/call", name="t", arguments={}) == {"k": 1}
     with pytest.raises(ValueError, match="state_secret"):
-        StateSigner([])
+        StateSealer([])
 
 
 async def test_prompts_and_resources_can_ask_too() -> None:
@@ -255,11 +255,11 @@ def test_a_state_lives_at_least_its_ttl(monkeypatch: pytest.MonkeyPatch) -> None
     """The expiry is a whole second rounded up: never shorter than ``ttl_seconds`` (a flake once)."""
     import toolkit._mrtr as mrtr
 
-    signer = mrtr.StateSigner("secret", ttl_seconds=1)
+    sealer = mrtr.StateSealer("secret", ttl_seconds=1)
     monkeypatch.setattr(mrtr.time, "time", lambda: 100.99)
-    state = signer.sign(method="tools/call", name="t", arguments={}, answers={"k": 1})
+    state = sealer.seal(method="tools/call", name="t", arguments={}, answers={"k": 1})
     monkeypatch.setattr(mrtr.time, "time", lambda: 101.98)  # 0.99 s later: still inside its second
-    assert signer.verify(state, method="tools/call", name="t", arguments={}) == {"k": 1}
+    assert sealer.open(state, method="tools/call", name="t", arguments={}) == {"k": 1}
     monkeypatch.setattr(mrtr.time, "time", lambda: 102.01)  # past 100.99 + 1, rounded up
     with pytest.raises(mrtr.McpError, match="expired"):
-        signer.verify(state, method="tools/call", name="t", arguments={})
+        sealer.open(state, method="tools/call", name="t", arguments={})

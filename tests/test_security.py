@@ -631,7 +631,7 @@ async def _second_round_state(modern: Modern, *, state_ttl: tuple[Server, float]
     assert first.result["resultType"] == "input_required"
     if state_ttl is not None:
         server, seconds = state_ttl
-        server.state_signer.ttl_seconds = seconds
+        server.state_sealer.ttl_seconds = seconds
     second = await modern.request(
         "tools/call",
         {
@@ -735,8 +735,8 @@ async def test_request_state_is_bound_to_its_tool_and_arguments(mcp_http: ServeH
 
 
 async def test_request_state_from_another_key_or_after_expiry_is_rejected(mcp_http: ServeHttp) -> None:
-    signer_server = mrtr_server("key-one")
-    http_one = await mcp_http(signer_server)
+    sealer_server = mrtr_server("key-one")
+    http_one = await mcp_http(sealer_server)
     http_two = await mcp_http(mrtr_server("key-two"))
     state = await _second_round_state(Modern(http_one, capabilities=CAPABILITIES))
     params = {
@@ -750,7 +750,7 @@ async def test_request_state_from_another_key_or_after_expiry_is_rejected(mcp_ht
 
     # Only the second round's state is short-lived (1 s, so at most 2 s at a whole-second expiry):
     # the first round's state keeps the default TTL however slow the machine is.
-    short_lived = await _second_round_state(Modern(http_one, capabilities=CAPABILITIES), state_ttl=(signer_server, 1))
+    short_lived = await _second_round_state(Modern(http_one, capabilities=CAPABILITIES), state_ttl=(sealer_server, 1))
     await asyncio.sleep(2.1)
     expired = await Modern(http_one, capabilities=CAPABILITIES).request(
         "tools/call", {**params, "requestState": short_lived}

@@ -229,9 +229,9 @@ class Calls:
             answers: dict[str, Any] = {}
             state = inbound.params.get("requestState")
             if state is not None:
-                signer = self.settings.state_signer
+                sealer = self.settings.state_sealer
                 answers.update(
-                    signer.verify(state, method=inbound.method, name=name, arguments=arguments, caller=inbound.caller)
+                    sealer.open(state, method=inbound.method, name=name, arguments=arguments, caller=inbound.caller)
                 )
             responses = inbound.params.get("inputResponses")
             if isinstance(responses, dict):
@@ -242,7 +242,7 @@ class Calls:
     def _input_required(self, inbound: InboundRequest, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         if not inbound.modern or not inbound.pending_inputs:  # pragma: no cover - legacy never raises it
             raise McpError(INTERNAL_ERROR, "Internal error: input requested outside the modern era")
-        state = self.settings.state_signer.sign(
+        state = self.settings.state_sealer.seal(
             method=inbound.method, name=name, arguments=arguments, answers=inbound.answers, caller=inbound.caller
         )
         result = {"inputRequests": dict(inbound.pending_inputs), "requestState": state}

@@ -282,11 +282,11 @@ class Engine:
         self.announcer.bus = store
         for extension in self.extensions:
             await extension.attach_store(store)
-        signer = self.settings.state_signer
-        if signer.generated:  # no secret configured: agree on one with the other replicas
+        sealer = self.settings.state_sealer
+        if sealer.generated:  # no secret configured: agree on one with the other replicas
             secret = await store.shared_secret()
             if secret is not None:
-                signer.adopt(secret)
+                sealer.adopt(secret)
 
     def detach_store(self) -> None:
         self.announcer.bus = None

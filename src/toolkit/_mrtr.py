@@ -62,7 +62,7 @@ def _ring(secret: Secret | Sequence[Secret] | None) -> list[bytes]:
     return [item.encode() if isinstance(item, str) else bytes(item) for item in secrets_in_order]
 
 
-class StateSigner:
+class StateSealer:
     """Seals and opens ``requestState`` values with a ring of keys.
 
     The keys come from ``secret`` (one, or a list: the first seals, all open), else the
@@ -101,7 +101,7 @@ class StateSigner:
             self._keys = keys
         return self._keys
 
-    def sign(
+    def seal(
         self, *, method: str, name: str, arguments: Any, answers: dict[str, Any], caller: str | None = None
     ) -> str:
         """A sealed state for this request, this caller and these answers."""
@@ -124,9 +124,7 @@ class StateSigner:
     def _aad(key_id: str) -> bytes:
         return f"toolkit requestState {STATE_FORMAT}.{key_id}".encode()
 
-    def verify(
-        self, state: Any, *, method: str, name: str, arguments: Any, caller: str | None = None
-    ) -> dict[str, Any]:
+    def open(self, state: Any, *, method: str, name: str, arguments: Any, caller: str | None = None) -> dict[str, Any]:
         """The answers a state carries; a JSON-RPC -32602 error if it is not ours or not for this call."""
         if not isinstance(state, str) or state.count(".") != 2:
             raise _invalid("requestState is malformed")

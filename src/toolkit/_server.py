@@ -23,7 +23,7 @@ from ._extensions.base import Extension
 from ._extensions.tasks.extension import TasksExtension
 from ._functions import declared_scopes, explained
 from ._middleware import Middleware, MiddlewareFunction, as_middleware
-from ._mrtr import StateSigner
+from ._mrtr import StateSealer
 from ._prompts import Prompt
 from ._registry import Registry
 from ._resources import Resource, ResourceTemplate
@@ -190,7 +190,7 @@ class Server:
             list_ttl_ms=list_ttl_ms,
             read_ttl_ms=read_ttl_ms,
             read_cache_scope=read_cache_scope,
-            state_signer=StateSigner(state_secret, ttl_seconds=state_ttl_seconds),
+            state_sealer=StateSealer(state_secret, ttl_seconds=state_ttl_seconds),
             client_request_timeout=client_request_timeout,
             tool_timeout=tool_timeout,
             max_concurrent_requests=max_concurrent_requests,
@@ -249,7 +249,7 @@ class Server:
     list_ttl_ms: _Setting[int] = _Setting()
     read_ttl_ms: _Setting[int] = _Setting()
     read_cache_scope: _Setting[Literal["public", "private"]] = _Setting()
-    state_signer: _Setting[StateSigner] = _Setting()
+    state_sealer: _Setting[StateSealer] = _Setting()
     client_request_timeout: _Setting[float] = _Setting()
     tool_timeout: _Setting[float | None] = _Setting()
     max_concurrent_requests: _Setting[int] = _Setting()

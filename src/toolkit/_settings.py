@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ._mrtr import StateSigner
+from ._mrtr import StateSealer
 
 
 class Settings:
@@ -30,7 +30,7 @@ class Settings:
         "page_size",
         "read_cache_scope",
         "read_ttl_ms",
-        "state_signer",
+        "state_sealer",
         "task_poll_interval_ms",
         "task_ttl_ms",
         "title",
@@ -54,7 +54,7 @@ class Settings:
         list_ttl_ms: int,
         read_ttl_ms: int,
         read_cache_scope: Literal["public", "private"],
-        state_signer: StateSigner,
+        state_sealer: StateSealer,
         client_request_timeout: float,
         tool_timeout: float | None,
         max_concurrent_requests: int,
@@ -76,7 +76,7 @@ class Settings:
         self.list_ttl_ms = list_ttl_ms
         self.read_ttl_ms = read_ttl_ms
         self.read_cache_scope = read_cache_scope
-        self.state_signer = state_signer
+        self.state_sealer = state_sealer
         self.client_request_timeout = client_request_timeout
         self.tool_timeout = tool_timeout
         self.max_concurrent_requests = max_concurrent_requests
