@@ -50,7 +50,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "_engine",
         ),
     ),
-    ("middlewares", ("_middlewares",)),
     ("facade", ("_server",)),
     (
         "entry",
@@ -170,7 +169,7 @@ def test_the_rule_catches_an_upward_import(tmp_path: Path) -> None:
 ENGINE_CORE = {"_engine", "_calls", "_server"}
 
 
-@pytest.mark.parametrize("wing", ["_extensions", "_middlewares"])
+@pytest.mark.parametrize("wing", ["_extensions", "_middleware"])
 def test_built_ins_import_only_their_wings_base(wing: str) -> None:
     """Wall 3: a built-in extension or middleware sees its wing's base and lower layers, not the engine."""
     offending = []

@@ -31,7 +31,7 @@ from ._errors import (
 from ._extensions.base import Extension
 from ._inbound import InboundRequest
 from ._jsonrpc import TooDeep, json_type
-from ._middleware import Pipeline, call_tool
+from ._middleware.base import Pipeline, call_tool
 from ._registry import Registry
 from ._settings import Settings
 

@@ -37,7 +37,7 @@ from ._jsonrpc import (
     error_reply,
 )
 from ._methods import METHODS, Era, named_field
-from ._middleware import Middleware, Pipeline, serve
+from ._middleware.base import Middleware, Pipeline, serve
 from ._notifications import Announcer, Listener, Subscribers
 from ._pages import Pages
 from ._registry import Kind, Registry

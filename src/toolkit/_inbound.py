@@ -27,7 +27,7 @@ from ._versions import BEFORE_INITIALIZE, MODERN_VERSIONS, negotiate_legacy, uns
 
 if TYPE_CHECKING:
     from ._auth.tokens import AccessToken
-    from ._middleware import McpRequest
+    from ._middleware.base import McpRequest
     from ._telemetry import RequestTrace
 
 

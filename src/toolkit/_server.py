@@ -22,7 +22,7 @@ from ._errors import RegistrationError
 from ._extensions.base import Extension
 from ._extensions.tasks.extension import TasksExtension
 from ._functions import declared_scopes, explained
-from ._middleware import Middleware, MiddlewareFunction, as_middleware
+from ._middleware.base import Middleware, MiddlewareFunction, as_middleware
 from ._mrtr import StateSealer
 from ._prompts import Prompt
 from ._registry import Registry

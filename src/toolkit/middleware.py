@@ -15,13 +15,13 @@ server.add_middleware(RateLimit("10/minute", per="caller"))
 
 from typing import TYPE_CHECKING, Any
 
-from ._middleware import CallNext, McpRequest, Middleware, MiddlewareFunction
+from ._middleware.base import CallNext, McpRequest, Middleware, MiddlewareFunction
 
 if TYPE_CHECKING:
-    from ._middlewares.logging import RequestLogging
-    from ._middlewares.ratelimit import RateLimit
-    from ._middlewares.size import ResponseSizeLimit
-    from ._middlewares.timing import Timing
+    from ._middleware.logging import RequestLogging
+    from ._middleware.ratelimit import RateLimit
+    from ._middleware.size import ResponseSizeLimit
+    from ._middleware.timing import Timing
 
 __all__ = [
     "CallNext",
@@ -49,7 +49,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib  # noqa: PLC0415
 
-    value = getattr(importlib.import_module(f"toolkit._middlewares.{module}"), name)
+    value = getattr(importlib.import_module(f"toolkit._middleware.{module}"), name)
     globals()[name] = value
     return value
 

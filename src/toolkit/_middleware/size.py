@@ -15,7 +15,7 @@ import pydantic_core
 from .. import _compat
 from .._content import CallOutcome
 from .._errors import INTERNAL_ERROR, McpError
-from .._middleware import CallNext, McpRequest, Middleware
+from .base import CallNext, McpRequest, Middleware
 
 logger = logging.getLogger("toolkit")
 

@@ -27,15 +27,15 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pydantic_core
 
-from ._content import NO_STRUCTURED, CallOutcome, ToolResult
-from ._errors import OutputInvalid, ToolError
-from ._inbound import InboundRequest
-from ._jsonrpc import Raw
-from ._methods import METHODS, target
+from .._content import NO_STRUCTURED, CallOutcome, ToolResult
+from .._errors import OutputInvalid, ToolError
+from .._inbound import InboundRequest
+from .._jsonrpc import Raw
+from .._methods import METHODS, target
 
 if TYPE_CHECKING:
-    from ._auth.tokens import AccessToken
-    from ._components import ToolBase
+    from .._auth.tokens import AccessToken
+    from .._components import ToolBase
 
 logger = logging.getLogger("toolkit")
 

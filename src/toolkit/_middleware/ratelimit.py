@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 from .._errors import McpError, StoreUnavailable
-from .._middleware import CallNext, McpRequest, Middleware
 from .._store.base import redacted
+from .base import CallNext, McpRequest, Middleware
 
 if TYPE_CHECKING:
     from limits import RateLimitItem

@@ -12,8 +12,8 @@ import json
 import logging
 from typing import Any
 
-from .._middleware import CallNext, McpRequest, Middleware
 from .._types import log_digest
+from .base import CallNext, McpRequest, Middleware
 from .timing import Outcome, measure
 
 

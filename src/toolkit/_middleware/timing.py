@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from .._errors import McpError
-from .._middleware import CallNext, McpRequest, Middleware
+from .base import CallNext, McpRequest, Middleware
 
 logger = logging.getLogger("toolkit")
 
