@@ -24,8 +24,7 @@ from pydantic import BaseModel
 
 from . import _compat
 from ._errors import ClientRequestError, InputRequired, ToolError
-from ._extensions.base import BEGIN_TASK, RUNS_AS, RunsAs
-from ._inbound import InboundRequest
+from ._inbound import BEGIN_TASK, RUNS_AS, InboundRequest, RunsAs
 from ._settings import Settings
 from ._types import LOG_RANK, LogLevel
 

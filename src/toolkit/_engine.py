@@ -198,7 +198,8 @@ class Engine:
             inbound.access_token = access_token
             if trace is not None:
                 inbound.trace = trace
-                trace.served(inbound)
+                session = inbound.session
+                trace.served(inbound.version, session.id if session is not None else None)
             pipeline = self.pipeline
             if pipeline is None:
                 if access_token is not None:

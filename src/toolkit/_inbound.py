@@ -8,7 +8,8 @@ statelessly; a legacy request borrows them from the session ``initialize`` opene
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from . import _compat
 from ._errors import INVALID_PARAMS, INVALID_REQUEST, McpError
@@ -27,8 +28,21 @@ from ._versions import BEFORE_INITIALIZE, MODERN_VERSIONS, negotiate_legacy, uns
 
 if TYPE_CHECKING:
     from ._auth.tokens import AccessToken
-    from ._middleware.base import McpRequest
     from ._telemetry import RequestTrace
+
+
+RUNS_AS: Final = "runs_as"
+"""``extras`` key: a ``RunsAs`` the call's progress and questions go through (a task's run)."""
+BEGIN_TASK: Final = "begin_task"
+"""``extras`` key: what ``ctx.begin_task()`` completes (a call that becomes a task when it asks)."""
+
+
+class RunsAs(Protocol):
+    """What a call runs as, when that takes over its progress and its questions (``extras[RUNS_AS]``)."""
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None: ...
+
+    async def ask(self, key: str, method: str, params: dict[str, Any], valid: Callable[[Any], bool]) -> Any: ...
 
 
 class InboundRequest:
@@ -54,7 +68,6 @@ class InboundRequest:
         "session",
         "trace",
         "version",
-        "view",
     )
 
     def __init__(
@@ -99,8 +112,6 @@ class InboundRequest:
         """Per-request state of extensions, by key (``_extensions.base``: ``RUNS_AS``, ``BEGIN_TASK``)."""
         self.trace: RequestTrace | None = None
         """The request's span and measurement, when an OpenTelemetry SDK is configured."""
-        self.view: McpRequest | None = None
-        """What middleware sees of this request, once a middleware has seen it."""
 
     @property
     def caller(self) -> str | None:

@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
     from ._components import ToolBase
     from ._content import CallOutcome
-    from ._inbound import InboundRequest
     from ._jsonrpc import Request
 
 INSTRUMENTATION = "toolkit"
@@ -182,12 +181,11 @@ class RequestTrace:
         if self.span is not None:
             self.span.set_attribute(key, value)
 
-    def served(self, inbound: InboundRequest) -> None:
+    def served(self, version: str, session_id: str | None) -> None:
         """The request's era is known: record its protocol version and session."""
-        self._set("mcp.protocol.version", inbound.version)
-        session = inbound.session
-        if session is not None and session.id is not None:
-            self._set("mcp.session.id", session.id)
+        self._set("mcp.protocol.version", version)
+        if session_id is not None:
+            self._set("mcp.session.id", session_id)
 
     def failed(self, code: int, message: str) -> None:
         """The request ends in a JSON-RPC error."""

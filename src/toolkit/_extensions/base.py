@@ -21,14 +21,15 @@ What it can add:
   message another replica published on the store's bus for it.
 
 Per-request state of an extension lives in the inbound request's ``extras`` (a dict), never in
-new slots: ``RUNS_AS`` holds what a call runs as when that takes over its progress and its
-questions (a task), ``BEGIN_TASK`` what ``ctx.begin_task()`` signals.
+new slots; ``_inbound`` names the keys the ``Context`` reads (``RUNS_AS``: what a call runs as
+when that takes over its progress and its questions, a task; ``BEGIN_TASK``: what
+``ctx.begin_task()`` signals).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .._components import ToolBase
@@ -39,21 +40,8 @@ if TYPE_CHECKING:
     from .._settings import Settings
     from .._store.base import Store
 
-RUNS_AS: Final = "runs_as"
-"""``extras`` key: a ``RunsAs`` the call's progress and questions go through (a task's run)."""
-BEGIN_TASK: Final = "begin_task"
-"""``extras`` key: what ``ctx.begin_task()`` completes (a call that becomes a task when it asks)."""
-
 Handler = Callable[["InboundRequest"], Awaitable[dict[str, Any]]]
 """A request method's handler: the inbound request in, the result (before the envelope) out."""
-
-
-class RunsAs(Protocol):
-    """What a call runs as, when that takes over its progress and its questions (``extras[RUNS_AS]``)."""
-
-    async def progress(self, progress: float, total: float | None, message: str | None) -> None: ...
-
-    async def ask(self, key: str, method: str, params: dict[str, Any], valid: Callable[[Any], bool]) -> Any: ...
 
 
 class ExtensionHost(Protocol):

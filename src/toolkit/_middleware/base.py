@@ -23,7 +23,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 import pydantic_core
 
@@ -45,6 +45,10 @@ CallNext = Callable[["McpRequest"], Awaitable[T]]
 
 HOOKS = ("on_request", "on_call_tool", "on_list", "on_read_resource", "on_get_prompt")
 LIST_METHODS = frozenset({"tools/list", "resources/list", "resources/templates/list", "prompts/list"})
+
+
+VIEW: Final = "middleware_view"
+"""``InboundRequest.extras`` key: the ``McpRequest`` middleware saw, so ``on_call_tool`` sees the same one."""
 
 
 class McpRequest:
@@ -271,7 +275,7 @@ Dispatch = Callable[[InboundRequest], Awaitable[dict[str, Any] | Raw]]
 
 async def serve(pipeline: Pipeline, inbound: InboundRequest, dispatch: Dispatch) -> dict[str, Any]:
     """The request's result through every ``on_request``, then its method's hooks, then ``dispatch``."""
-    view = inbound.view = McpRequest(inbound)
+    view = inbound.extras[VIEW] = McpRequest(inbound)
     by_method = pipeline.by_method.get(inbound.method)
 
     async def handler(request: McpRequest) -> dict[str, Any]:
@@ -295,7 +299,7 @@ async def call_tool(
     run: Callable[[dict[str, Any]], Awaitable[CallOutcome]],
 ) -> CallOutcome:
     """A tool call through every ``on_call_tool``: they see and return the natural ``ToolResult``."""
-    view = inbound.view or McpRequest(inbound)
+    view = inbound.extras.get(VIEW) or McpRequest(inbound)
     produced: list[tuple[ToolResult, CallOutcome]] = []
 
     async def handler(request: McpRequest) -> ToolResult:

@@ -16,12 +16,21 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any, Final
+from contextlib import AbstractContextManager
+from typing import Any, Final, Protocol
 
 from .tasks import TERMINAL, TaskRecord, TaskStore, check_changes
 
-if TYPE_CHECKING:
-    from .redis import RedisStore
+
+class Keyspace(Protocol):
+    """What the task store uses of a ``RedisStore``: its client, its key prefix, its error guard."""
+
+    client: Any
+
+    def key(self, *parts: str) -> str: ...
+
+    def guard(self) -> AbstractContextManager[None]: ...
+
 
 _TERMINAL_LUA: Final = " or ".join(f"st == '{status}'" for status in sorted(TERMINAL))
 
@@ -101,7 +110,7 @@ def _dump(value: Any) -> str:
 class RedisTaskStore(TaskStore):
     """The tasks of every replica of one ``RedisStore``."""
 
-    def __init__(self, store: RedisStore) -> None:
+    def __init__(self, store: Keyspace) -> None:
         self.store = store
         client = store.client
         self._update = client.register_script(_UPDATE)

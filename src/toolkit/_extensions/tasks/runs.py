@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ... import _compat
 from ..._errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, ClientRequestError, McpError, ToolError
+from ..._inbound import BEGIN_TASK, RUNS_AS
 from ..._types import Send, log_digest
-from ..base import BEGIN_TASK, RUNS_AS
 
 if TYPE_CHECKING:
     from ..._components import ToolBase
