@@ -1,0 +1,441 @@
+"""``ClientSession``: the protocol logic of an MCP client, in either era, over any transport.
+
+- The version: pinned (a legacy version opens with ``initialize``; the modern one needs no
+  handshake), or ``"auto"``: probe with ``server/discover`` and fall back to ``initialize`` on
+  any answer that does not identify a modern server, or on none within ``probe_timeout``
+  (2026-07-28 basic/versioning, "Backward Compatibility"; transports/stdio, same section).
+- Every request: an id and a future (``_jsonrpc.Correlator``); the modern era's ``_meta``
+  (version, client capabilities and info, log level; the keys in ``_types``); the headers an HTTP
+  transport sends beside it (``_headers.for_request``).
+- The server's questions (elicitation, sampling, roots) go to the user's handlers: as requests
+  over the session (legacy), answered in tasks of their own so the transport keeps reading; or
+  as ``inputRequests`` of an ``input_required`` result (modern), answered by calling again with
+  ``inputResponses`` and the ``requestState`` (``follow_input``).
+- A JSON-RPC error is ``ClientError`` for the ``result``-returning calls; ``request`` returns
+  the response as it came (raw wire JSON), for callers that look at errors themselves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final
+
+from .._errors import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
+    MISSING_CAPABILITY,
+    UNSUPPORTED_VERSION,
+    ClientError,
+    ToolkitError,
+)
+from .._headers import PROTOCOL_VERSION, for_request
+from .._jsonrpc import Correlator, Response
+from .._types import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
+from .._versions import KNOWN_VERSIONS, LATEST_LEGACY_VERSION, LATEST_VERSION, LEGACY_VERSIONS, is_known, is_modern
+from .transport import Transport, TransportClosed
+
+logger = logging.getLogger("toolkit.client")
+
+AUTO: Final = "auto"
+"""``protocol_version="auto"``: the newest version the server speaks, found by probing."""
+
+Handler = Callable[[dict[str, Any]], Awaitable[Any] | Any]
+"""Answers one question of the server: its ``params`` in, the result the client sends back out."""
+
+QUESTIONS: Final = {"elicitation": "elicitation/create", "sampling": "sampling/createMessage", "roots": "roots/list"}
+"""The client capability each question needs, and the method that asks it."""
+
+MODERN_ERRORS: Final = frozenset({UNSUPPORTED_VERSION, HEADER_MISMATCH, MISSING_CAPABILITY})
+"""Error codes only a modern server answers with: a probe refused with one found a modern server."""
+
+DEFAULT_CLIENT_INFO: Final = {"name": "toolkit-client", "version": "1.0"}
+
+
+class NoHandler(ToolkitError, LookupError):
+    """The server asked for input (elicitation, sampling, roots) and this client has no handler for it."""
+
+
+class VersionNotAgreed(ToolkitError):
+    """The server and this client speak no protocol version in common (the message says what each offered)."""
+
+
+class InputRounds(ToolkitError):
+    """A request still asked for input after ``max_rounds`` rounds of answers."""
+
+
+def _failure(kind: str, method: str, detail: Any) -> Exception:
+    """What a request of ours raises when it gets no response (``Correlator``)."""
+    if kind == "timeout":
+        return TimeoutError(f"the server did not answer {method} within {detail:g} s")
+    if kind == "error":  # not reached: responses resolve whole (see _deliver)
+        return ClientError(detail)
+    return TransportClosed(f"{method} got no response: {detail}")
+
+
+class ClientSession:
+    """One client's conversation with one server over ``transport``.
+
+    ``protocol_version``: a known version (pinned) or ``"auto"``. ``handlers``: the method of a
+    question (``elicitation/create``, ``sampling/createMessage``, ``roots/list``) → its answer;
+    without ``capabilities``, each handler declares the capability it answers. ``on_message``
+    sees every message the server sends besides responses, in order, before it is handled.
+    ``timeout``: how long a request waits for its response; ``probe_timeout``: how long the
+    ``"auto"`` probe waits before taking the server for a legacy one.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        protocol_version: str = AUTO,
+        capabilities: dict[str, Any] | None = None,
+        client_info: dict[str, Any] | None = None,
+        log_level: str | None = None,
+        handlers: Mapping[str, Handler | None] | None = None,
+        on_message: Callable[[dict[str, Any]], None] | None = None,
+        timeout: float = 300.0,
+        probe_timeout: float = 10.0,
+    ) -> None:
+        if protocol_version != AUTO and not is_known(protocol_version):
+            raise ValueError(f"unknown protocol version {protocol_version!r}")
+        self.transport = transport
+        self.requested_version = protocol_version
+        self.handlers = {method: handler for method, handler in (handlers or {}).items() if handler is not None}
+        if capabilities is None:
+            capabilities = {name: {} for name, method in QUESTIONS.items() if method in self.handlers}
+        self.capabilities = capabilities
+        self.client_info = client_info or dict(DEFAULT_CLIENT_INFO)
+        self.log_level = log_level
+        self.timeout = timeout
+        self.probe_timeout = probe_timeout
+        self.on_message = on_message
+        self.protocol_version: str | None = None
+        """The version spoken: the pinned one, or what ``open`` settled on."""
+        self.modern = False
+        self.initialize_result: dict[str, Any] | None = None
+        """The server's ``initialize`` result (legacy era)."""
+        self.discover_result: dict[str, Any] | None = None
+        """The server's ``server/discover`` result (``"auto"`` that found a modern server)."""
+        self._requests = Correlator(_failure)
+        self._meta: dict[str, Any] = {}
+        self._legacy_headers: dict[str, str] | None = None
+        self._connected = False
+        self._answering: dict[str | int, asyncio.Task[None]] = {}
+        if protocol_version != AUTO:
+            self._settle(protocol_version)
+
+    # --- the connection and the version ---------------------------------------------------------
+
+    async def __aenter__(self) -> ClientSession:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.close()
+
+    async def connect(self) -> None:
+        """Open the transport, no handshake (``open`` does both; a raw caller may speak the handshake itself)."""
+        if not self._connected:
+            await self.transport.open(self._deliver)
+            self._connected = True
+
+    async def open(self) -> None:
+        """Connect and settle the version: ``initialize`` for a legacy one, a probe for ``"auto"``."""
+        await self.connect()
+        if self.requested_version == AUTO:
+            await self._probe(LATEST_VERSION, retry=True)
+        elif not self.modern:
+            await self._initialize(self.requested_version)
+
+    async def close(self) -> None:
+        """Stop answering the server, fail what still waits for a response, close the transport."""
+        answering = [task for task in self._answering.values() if task is not asyncio.current_task()]
+        for task in answering:
+            task.cancel()
+        await asyncio.gather(*answering, return_exceptions=True)
+        self._requests.close("the session was closed")
+        if self._connected:
+            self._connected = False
+            await self.transport.close()
+
+    def _settle(self, version: str) -> None:
+        self.protocol_version = version
+        self.modern = is_modern(version)
+        if self.modern:
+            self._meta = self._modern_meta(version)
+        else:
+            self._legacy_headers = {PROTOCOL_VERSION: version}
+
+    def _modern_meta(self, version: str) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            PROTOCOL_VERSION_KEY: version,
+            CLIENT_CAPABILITIES_KEY: self.capabilities,
+            CLIENT_INFO_KEY: self.client_info,
+        }
+        if self.log_level is not None:
+            meta[LOG_LEVEL_KEY] = self.log_level
+        return meta
+
+    async def _probe(self, version: str, *, retry: bool) -> None:
+        """``server/discover`` with ``version``: a result or a modern error means a modern server; else legacy.
+
+        Any other error, or none in time, is a legacy server (the fallback is never keyed to one code:
+        transports/stdio, "Backward Compatibility"). ``UnsupportedProtocolVersionError`` lists what the
+        server speaks: the newest version in common is probed once more (or opens with ``initialize``).
+        """
+        params = {"_meta": self._modern_meta(version)}
+        try:
+            response = await self._exchange(
+                "server/discover", params, self.probe_timeout, for_request("server/discover", params, version)
+            )
+        except TimeoutError:
+            logger.debug("no answer to server/discover within %g s: a legacy server", self.probe_timeout)
+            await self._initialize(None)
+            return
+        if "result" in response:
+            self.discover_result = response["result"]
+            self._settle(version)
+            return
+        error = response.get("error") or {}
+        code = error.get("code")
+        if code not in MODERN_ERRORS:
+            await self._initialize(None)
+            return
+        if code != UNSUPPORTED_VERSION:
+            raise ClientError(error)  # a modern server refusing the probe itself
+        data = error.get("data")
+        supported = data.get("supported") if isinstance(data, dict) else None
+        choice = _newest_in_common(supported)
+        if choice is None:
+            raise VersionNotAgreed(f"the server speaks {supported!r}; this client speaks {list(KNOWN_VERSIONS)}")
+        if not is_modern(choice):
+            await self._initialize(choice)  # a dual-era server whose modern versions are not ours
+        elif retry and choice != version:
+            await self._probe(choice, retry=False)
+        else:
+            raise ClientError(error)
+
+    async def _initialize(self, version: str | None) -> None:
+        """The legacy handshake: ``initialize``, ``notifications/initialized``, then ``logging/setLevel``."""
+        requested = version or LATEST_LEGACY_VERSION
+        params = {"protocolVersion": requested, "capabilities": self.capabilities, "clientInfo": self.client_info}
+        response = await self._exchange("initialize", params, self.timeout, None)
+        if "error" in response:
+            raise ClientError(response["error"])
+        result: dict[str, Any] = response["result"]
+        answered = result.get("protocolVersion")
+        # A pinned version is the only one acceptable; after a probe, any legacy version we speak.
+        acceptable = (requested,) if version == self.requested_version else LEGACY_VERSIONS
+        if not isinstance(answered, str) or answered not in acceptable:
+            raise VersionNotAgreed(f"the server answered initialize with {answered!r}; this client speaks {acceptable}")
+        self.initialize_result = result
+        self._settle(answered)
+        await self.notify("notifications/initialized")
+        if self.log_level is not None:
+            await self.result("logging/setLevel", {"level": self.log_level})
+
+    @property
+    def server_capabilities(self) -> dict[str, Any] | None:
+        """What the server declared (``initialize`` or ``server/discover``); ``None`` when it was not asked."""
+        settled = self.initialize_result or self.discover_result
+        return settled.get("capabilities") if settled is not None else None
+
+    @property
+    def server_info(self) -> dict[str, Any] | None:
+        if self.initialize_result is not None:
+            info: dict[str, Any] | None = self.initialize_result.get("serverInfo")
+            return info
+        if self.discover_result is not None:
+            return (self.discover_result.get("_meta") or {}).get(SERVER_INFO_KEY)
+        return None
+
+    # --- requests and notifications -------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        meta: dict[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Send one request; its response as it came (``result`` or ``error``, and what the transport added).
+
+        ``meta`` joins the session's own ``_meta`` (a key of ``params["_meta"]`` wins over both);
+        ``timeout`` replaces the session's for this request.
+        """
+        params = dict(params or {})
+        merged = {**self._meta, **meta} if meta else self._meta
+        if merged or "_meta" in params:
+            params["_meta"] = {**merged, **params.get("_meta", {})}
+        headers = self._headers_for(method, params)
+        return await self._exchange(method, params, self.timeout if timeout is None else timeout, headers)
+
+    async def result(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        meta: dict[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Send one request; its ``result``, or ``ClientError`` with the JSON-RPC error."""
+        response = await self.request(method, params, meta=meta, timeout=timeout)
+        if "error" in response:
+            raise ClientError(response["error"])
+        result: dict[str, Any] = response["result"]
+        return result
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        await self.connect()
+        params = params or {}
+        message = {"jsonrpc": "2.0", "method": method, "params": params}
+        await self.transport.send(message, headers=self._headers_for(method, params))
+
+    def _headers_for(self, method: str, params: dict[str, Any]) -> Mapping[str, str] | None:
+        """What an HTTP transport sends beside a message: the modern routing headers, or the legacy version."""
+        if self.modern and self.protocol_version is not None:
+            return for_request(method, params, self.protocol_version)
+        return self._legacy_headers
+
+    async def _exchange(
+        self, method: str, params: dict[str, Any], timeout: float, headers: Mapping[str, str] | None
+    ) -> dict[str, Any]:
+        """Send a request and wait for its whole response."""
+        if not self._connected:
+            await self.connect()  # a pinned session used raw, without open()
+        send = functools.partial(self.transport.send, headers=headers)
+        response: dict[str, Any] = await self._requests.request(method, params, send, timeout)
+        return response
+
+    async def _deliver(self, message: dict[str, Any]) -> None:
+        """Everything the server sends: responses resolve our requests; the rest is observed and handled."""
+        method = message.get("method")
+        if method is None:
+            message_id = message.get("id")
+            # The whole response resolves the request: request() returns it as it came.
+            if not (isinstance(message_id, str | int) and self._requests.resolve(Response(message_id, message, None))):
+                logger.debug("a response nothing waits for: %r", message)
+            return
+        if self.on_message is not None:
+            self.on_message(message)
+        if "id" in message:
+            request_id = message["id"]
+            if not isinstance(request_id, str | int):
+                logger.debug("a request with an id that cannot be answered: %r", message)
+                return
+            task = asyncio.get_running_loop().create_task(self._answer_request(message))
+            self._answering[request_id] = task
+            task.add_done_callback(lambda _: self._answering.pop(request_id, None))
+        elif method == "notifications/cancelled":
+            params = message.get("params")
+            cancelled = params.get("requestId") if isinstance(params, dict) else None
+            running = self._answering.get(cancelled) if isinstance(cancelled, str | int) else None
+            if running is not None:
+                running.cancel()
+
+    async def _answer_request(self, message: dict[str, Any]) -> None:
+        """Answer one server request (legacy era) with its handler; any failure is a JSON-RPC error."""
+        method = message["method"]
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+        handler = self.handlers.get(method)
+        if method == "ping":
+            reply["result"] = {}
+        elif handler is None:
+            reply["error"] = {
+                "code": METHOD_NOT_FOUND,
+                "message": f"Method not found: this client does not answer {method}",
+            }
+        else:
+            try:
+                answer = handler(message.get("params") or {})
+                reply["result"] = await answer if isinstance(answer, Awaitable) else answer
+            except Exception as exc:
+                logger.exception("the %s handler failed", method)
+                reply["error"] = {"code": INTERNAL_ERROR, "message": f"the client's {method} handler failed: {exc}"}
+        try:
+            await self.transport.send(reply, headers=self._headers_for(method, {}))
+        except TransportClosed:
+            logger.debug("closed before the answer to %s could be sent", method)
+
+    # --- the server's questions, modern era --------------------------------------------------------
+
+    async def answer(self, asked: dict[str, Any]) -> Any:
+        """The answer to one of the server's ``inputRequests`` (``method`` and ``params``), from its handler."""
+        handler = self.handlers.get(asked["method"])
+        if handler is None:
+            raise NoHandler(f"the server asked for {asked['method']} and this client has no handler for it")
+        answer = handler(asked.get("params", {}))
+        return await answer if isinstance(answer, Awaitable) else answer
+
+    async def follow_input(
+        self,
+        method: str,
+        params: dict[str, Any],
+        *,
+        meta: dict[str, Any] | None = None,
+        follow: bool = True,
+        max_rounds: int = 10,
+    ) -> dict[str, Any]:
+        """The ``result`` of ``method``, answering ``input_required`` rounds (``follow=False``: the first round)."""
+        for _ in range(max_rounds):
+            result = await self.result(method, params, meta=meta)
+            if result.get("resultType") != "input_required" or not follow:
+                return result
+            asked = result.get("inputRequests") or {}
+            responses = {key: await self.answer(question) for key, question in asked.items()}
+            params = {**params, "inputResponses": responses}
+            if "requestState" in result:
+                params["requestState"] = result["requestState"]
+            else:
+                params.pop("requestState", None)
+        raise InputRounds(f"{method} still needed input after {max_rounds} rounds")
+
+    # --- the requests every client makes ------------------------------------------------------------
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """Every tool, all pages."""
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            result = await self.result("tools/list", {"cursor": cursor} if cursor else {})
+            tools.extend(result["tools"])
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return tools
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        meta: dict[str, Any] | None = None,
+        follow_input: bool = True,
+        max_rounds: int = 10,
+    ) -> dict[str, Any]:
+        """The ``CallToolResult`` (``input_required`` rounds answered with the handlers)."""
+        params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+        return await self.follow_input("tools/call", params, meta=meta, follow=follow_input, max_rounds=max_rounds)
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None, *, follow_input: bool = True
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        return await self.follow_input("prompts/get", params, follow=follow_input)
+
+    async def read_resource(self, uri: str, *, follow_input: bool = True) -> dict[str, Any]:
+        return await self.follow_input("resources/read", {"uri": uri}, follow=follow_input)
+
+
+def _newest_in_common(supported: Any) -> str | None:
+    """The newest version of ``supported`` (a server's list) this client speaks too."""
+    if not isinstance(supported, list):
+        return None
+    known = [version for version in supported if isinstance(version, str) and is_known(version)]
+    return max(known, key=KNOWN_VERSIONS.index, default=None)

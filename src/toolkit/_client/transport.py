@@ -1,0 +1,40 @@
+"""What the session needs of a transport: three calls, as small as httpx's transport interface.
+
+- ``open(deliver)``: connect; from then on every message the server sends goes to ``deliver``,
+  in the order it arrives: notifications, the server's own requests, and the responses to ours.
+  The session correlates responses with its requests itself (``_jsonrpc.Correlator``), so no
+  transport needs to know which message answers which: stdio reads lines, Streamable HTTP reads
+  a JSON body or an SSE stream, the memory transport parses an engine's reply, and each of them
+  just delivers. ``deliver`` may be called while a ``send`` is still running (the memory
+  transport delivers a request's response before its ``send`` returns; an HTTP POST's SSE
+  stream is delivered as it arrives). The session never blocks in ``deliver``: it answers the
+  server's requests in tasks of their own, so a transport may await it from its reading loop.
+- ``send(message, headers=...)``: send one message (a request, a notification, or the answer
+  to a server request). ``headers`` are what the session wants sent beside it on HTTP
+  (``MCP-Protocol-Version``; the modern ``Mcp-Method`` and ``Mcp-Name``, built by
+  ``_headers.for_request``); transports without headers ignore them.
+- ``close()``: end the connection (stdio: close the child's stdin; HTTP: ``DELETE`` the legacy
+  session). After it, ``send`` raises ``TransportClosed`` and nothing more is delivered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
+
+Deliver = Callable[[dict[str, Any]], Awaitable[None]]
+"""Where a transport hands each message the server sent (a parsed JSON-RPC object)."""
+
+
+class Transport(Protocol):
+    """One connection to one server, as ``ClientSession`` drives it."""
+
+    async def open(self, deliver: Deliver) -> None: ...
+
+    async def send(self, message: dict[str, Any], *, headers: Mapping[str, str] | None = None) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class TransportClosed(ConnectionError):
+    """A message was sent on a transport that is not open (never opened, or closed)."""
