@@ -400,6 +400,8 @@ class Correlator:
             message["params"] = params
         try:
             await send(message)
+            if future.done():  # answered while it was sent (an in-process server): no timer, no loop pass
+                return future.result()
             try:
                 return await asyncio.wait_for(future, timeout)
             except TimeoutError:

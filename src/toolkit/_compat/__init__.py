@@ -37,6 +37,7 @@ re-exported here:
   extension (capabilities, task views, the task errors, ``related_task``).
 """
 
+from .._types import TASKS_EXTENSION
 from .blocks import WireBlock, content_blocks
 from .envelope import (
     cacheable,
@@ -52,7 +53,6 @@ from .schemas import RESULT_KEY, is_wrapper_schema, legacy_output_schema, wrap_s
 from .tasks import (
     EXPERIMENTAL_TASKS_VERSION,
     RELATED_TASK_KEY,
-    TASKS_EXTENSION,
     cancel_ended_acknowledged,
     cancel_result,
     created_task,

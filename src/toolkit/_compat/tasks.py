@@ -12,9 +12,9 @@ import datetime
 from typing import Any, Final
 
 from .._errors import METHOD_NOT_FOUND, MISSING_CAPABILITY, McpError
+from .._types import TASKS_EXTENSION
 from .._versions import is_modern
 
-TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 RELATED_TASK_KEY: Final = "io.modelcontextprotocol/related-task"
 EXPERIMENTAL_TASKS_VERSION: Final = "2025-11-25"
 """The only legacy version with tasks (they became an extension in 2026-07-28)."""
