@@ -61,3 +61,14 @@ async def test_a_request_times_out_and_close_fails_the_rest() -> None:
     with pytest.raises(Failed) as raised:
         await waiting
     assert raised.value.args == ("closed", "ping", "the session ended")
+
+
+async def test_a_response_delivered_while_sending_returns_at_once() -> None:
+    """An in-process server answers inside ``send``: the result comes back without a timer."""
+    correlator = Correlator(failure)
+
+    async def send(message: dict[str, Any]) -> None:
+        assert correlator.resolve(Response(message["id"], {"echo": message["method"]}, None))
+
+    assert await correlator.request("ping", None, send, 0.0001) == {"echo": "ping"}
+    assert len(correlator) == 0
