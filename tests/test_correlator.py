@@ -64,7 +64,7 @@ async def test_a_request_times_out_and_close_fails_the_rest() -> None:
 
 
 async def test_a_response_delivered_while_sending_returns_at_once() -> None:
-    """An in-process server answers inside ``send``: the result comes back without a timer."""
+    """An in-process server answers inside ``send``: the result comes back (the fast path; its speed is benchmarked)."""
     correlator = Correlator(failure)
 
     async def send(message: dict[str, Any]) -> None:
