@@ -205,6 +205,7 @@ NOT_AT_START_UP = (
     "toolkit._events",  # resumable legacy HTTP streams
     "toolkit._store.sessions",  # legacy HTTP sessions in a store
     "toolkit._answers",  # what ctx.elicit / sample / list_roots return
+    "toolkit._extensions.tasks.runs",  # tasks: only once a task is asked for
     "toolkit._store.tasks",  # tasks: only for tools with task=
     "toolkit._schema.elicitation",
     "starlette",

@@ -16,12 +16,12 @@ from ..._errors import InputRequired
 from ..._methods import METHODS, Method
 from ..._types import TASKS_EXTENSION
 from ..base import CallNext, Extension, ExtensionHost, Handler, ToolCall
-from .runs import Tasks
 
 if TYPE_CHECKING:
     from ..._components import ToolBase
     from ..._inbound import InboundRequest
     from ..._store.base import Store
+    from .runs import Tasks
 
 _METHODS = ("get", "cancel", "result", "list", "update")
 
@@ -33,7 +33,16 @@ class TasksExtension(Extension):
 
     def bind(self, host: ExtensionHost) -> None:
         self.host = host
-        self.tasks = Tasks(host.settings, host.registry)
+        self._tasks: Tasks | None = None
+
+    @property
+    def tasks(self) -> Tasks:
+        """The bookkeeping, made (and ``runs.py`` imported) on first use: most servers never run a task."""
+        if self._tasks is None:
+            from .runs import Tasks  # noqa: PLC0415
+
+            self._tasks = Tasks(self.host.settings, self.host.registry)
+        return self._tasks
 
     def capabilities(self, capabilities: dict[str, Any], version: str) -> None:
         if self.host.registry.has_tasks:
@@ -85,10 +94,12 @@ class TasksExtension(Extension):
         self.tasks.attach(store)
 
     def detach_store(self) -> None:
-        self.tasks.detach()
+        if self._tasks is not None:
+            self._tasks.detach()
 
     async def shutdown(self) -> None:
-        await self.tasks.shutdown()
+        if self._tasks is not None:
+            await self._tasks.shutdown()
 
     def on_bus(self, message: dict[str, Any]) -> bool:
         if message.get("t") != "task":
