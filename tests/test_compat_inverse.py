@@ -231,7 +231,7 @@ def carried(outcome: CallOutcome, version: str, *, loose: bool = False) -> tuple
 
 def on_the_wire(result: dict[str, Any], version: str) -> dict[str, Any]:
     """``result`` as a client of ``version`` decodes it: the envelope added, through JSON and back."""
-    enveloped = _compat.finish(dict(result), version, SERVER_INFO, result_type="complete")
+    enveloped = _compat.envelop(dict(result), version, SERVER_INFO, result_type="complete")
     decoded: dict[str, Any] = json.loads(pydantic_core.to_json(enveloped))
     assert_result_valid(decoded, version, "tools/call")
     return decoded

@@ -37,8 +37,8 @@ from ._settings import Settings
 
 logger = logging.getLogger("toolkit")
 
-Finish = Callable[..., dict[str, Any]]
-"""The engine's ``_finish(result, inbound, *, result_type=...)``: the modern envelope, once per result."""
+Envelop = Callable[..., dict[str, Any]]
+"""The engine's ``envelop(result, inbound, *, result_type=...)``: the modern envelope, once per result."""
 
 
 class Calls:
@@ -49,7 +49,7 @@ class Calls:
         registry: Registry,
         settings: Settings,
         shapes: _compat.ToolShapes,
-        finish: Finish,
+        envelop: Envelop,
         *,
         owner: Any,
         lifespan_state: Callable[[], Any],
@@ -59,7 +59,7 @@ class Calls:
         self.shapes = shapes
         self.call_hooks: list[Extension] = []
         """Extensions with a ``tools/call`` hook (``Engine.add_extension``); none: nothing is asked."""
-        self.finish = finish
+        self.envelop = envelop
         self.services = Services(settings, owner, lifespan_state, self.read_resource)
         self.pipeline: Pipeline | None = None
         """The middleware (set by ``Engine.use``); ``None``: none, the plain path."""
@@ -73,7 +73,7 @@ class Calls:
         try:
             arguments = _arguments(params)
         except ArgumentsTooDeep:  # for a tool, bad arguments are an isError result
-            return self.finish(_compat.call_result(tool.too_deep(), None, inbound.version), inbound)
+            return self.envelop(_compat.call_result(tool.too_deep(), None, inbound.version), inbound)
         if self.call_hooks:
             wanting = [extension for extension in self.call_hooks if extension.wants_call(tool, params)]
             if wanting:
@@ -106,7 +106,7 @@ class Calls:
         if outcome.is_error and inbound.trace is not None:
             inbound.trace.tool_error(outcome)
         result = _compat.call_result(outcome, self.shapes.get(tool, inbound.version), inbound.version)
-        return self.finish(result, inbound)
+        return self.envelop(result, inbound)
 
     async def _call(
         self, inbound: InboundRequest, tool: ToolBase, arguments: dict[str, Any], context: Context
@@ -128,7 +128,7 @@ class Calls:
         settings = self.settings
         ttl = resource.ttl_ms if resource.ttl_ms is not None else settings.read_ttl_ms
         _compat.cacheable(result, inbound.version, ttl, resource.cache_scope or settings.read_cache_scope)
-        return self.finish(result, inbound)
+        return self.envelop(result, inbound)
 
     async def _read(
         self, uri: str, context: Context, inbound: InboundRequest
@@ -173,7 +173,7 @@ class Calls:
         except Exception:
             logger.exception("prompt %r raised", name)
             raise McpError(INTERNAL_ERROR, f"Error rendering prompt {name!r}") from None
-        return self.finish(result, inbound)
+        return self.envelop(result, inbound)
 
     async def complete(self, inbound: InboundRequest) -> dict[str, Any]:
         params = inbound.params
@@ -192,7 +192,7 @@ class Calls:
         except Exception:
             logger.exception("completion for %r raised", ref)
             raise McpError(INTERNAL_ERROR, "Error computing completions") from None
-        return self.finish(completion_result(values), inbound)
+        return self.envelop(completion_result(values), inbound)
 
     async def _completions(
         self, ref: dict[str, Any], argument: str, value: str, arguments: dict[str, str], context: Context
@@ -246,7 +246,7 @@ class Calls:
             method=inbound.method, name=name, arguments=arguments, answers=inbound.answers, caller=inbound.caller
         )
         result = {"inputRequests": dict(inbound.pending_inputs), "requestState": state}
-        return self.finish(result, inbound, result_type="input_required")
+        return self.envelop(result, inbound, result_type="input_required")
 
 
 async def _run_tool(
@@ -307,7 +307,7 @@ class _ToolCall:
         calls, inbound, tool = self._calls, self.inbound, self.tool
         outcome = await calls._call(inbound, tool, self.arguments, context)
         result = _compat.call_result(outcome, calls.shapes.get(tool, inbound.version), inbound.version)
-        return calls.finish(result, inbound)
+        return calls.envelop(result, inbound)
 
     def input_required(self) -> dict[str, Any]:
         return self._calls._input_required(self.inbound, self.tool.name, self.arguments)

@@ -93,7 +93,7 @@ class Engine:
         self.extensions: list[Extension] = []
         self.pipeline: Pipeline | None = None
         """The middleware every request runs through; ``None``: none (the fast path)."""
-        self.calls = Calls(registry, settings, self._shapes, self.finish, owner=owner, lifespan_state=lifespan_state)
+        self.calls = Calls(registry, settings, self._shapes, self.envelop, owner=owner, lifespan_state=lifespan_state)
         self._telemetry = Telemetry()
         registry.on_change(self._changed)
         self._named: dict[str, str] = {}
@@ -208,7 +208,7 @@ class Engine:
             else:
                 result = served = await serve(pipeline, inbound, self._dispatch)
                 if inbound.modern and "resultType" not in served:  # a middleware's own result
-                    result = self.finish(served, inbound)
+                    result = self.envelop(served, inbound)
         except McpError as exc:
             if trace is not None:
                 trace.failed(exc.code, exc.message)
@@ -352,10 +352,10 @@ class Engine:
             )
         return info
 
-    def finish(
+    def envelop(
         self, result: dict[str, Any], inbound: InboundRequest, *, result_type: str = "complete"
     ) -> dict[str, Any]:
-        return _compat.finish(result, inbound.version, self.server_info(inbound.version), result_type=result_type)
+        return _compat.envelop(result, inbound.version, self.server_info(inbound.version), result_type=result_type)
 
     # --- legacy-only methods ----------------------------------------------------------------------
 
@@ -412,7 +412,7 @@ class Engine:
         if self.settings.instructions:
             result["instructions"] = self.settings.instructions
         _compat.cacheable(result, inbound.version, self.settings.list_ttl_ms, "public")
-        return self.finish(result, inbound)
+        return self.envelop(result, inbound)
 
     async def _listen(self, inbound: InboundRequest) -> dict[str, Any]:
         requested = inbound.params.get("notifications")
@@ -440,7 +440,7 @@ class Engine:
             }
         )
         await self.subscribers.listen(listener)
-        return self.finish({"_meta": listener.tag}, inbound)
+        return self.envelop({"_meta": listener.tag}, inbound)
 
     def _may_read(self, uri: str, inbound: InboundRequest) -> bool:
         token = inbound.access_token
@@ -455,13 +455,13 @@ class Engine:
         token = inbound.access_token
         visible = token.scopes & protected if token is not None and protected else None
 
-        def finish(result: dict[str, Any]) -> dict[str, Any]:
+        def envelop(result: dict[str, Any]) -> dict[str, Any]:
             audience = "public" if visible is None else "private"
             _compat.cacheable(result, inbound.version, self.settings.list_ttl_ms, audience)
-            return self.finish(result, inbound)
+            return self.envelop(result, inbound)
 
         cursor = inbound.params.get("cursor")
-        return self._pages.page(kind, inbound.version, cursor, self.settings.page_size, build, finish, visible)
+        return self._pages.page(kind, inbound.version, cursor, self.settings.page_size, build, envelop, visible)
 
     async def _tools_list(self, inbound: InboundRequest) -> Raw:
         version = inbound.version

@@ -41,10 +41,10 @@ class Pages:
         cursor: Any,
         page_size: int,
         build: Callable[[list[Any]], list[dict[str, Any]]],
-        finish: Callable[[dict[str, Any]], dict[str, Any]],
+        envelop: Callable[[dict[str, Any]], dict[str, Any]],
         visible: frozenset[str] | None = None,
     ) -> Raw:
-        """The page at ``cursor``: ``build`` turns registry items into entries, ``finish`` adds the envelope.
+        """The page at ``cursor``: ``build`` turns registry items into entries, ``envelop`` adds the envelope.
 
         With ``visible`` (the caller's scopes), only the items whose scopes it holds are listed.
         """
@@ -58,7 +58,7 @@ class Pages:
         result: dict[str, Any] = {LIST_FIELDS[kind]: build(items[offset : offset + page_size])}
         if offset + page_size < len(items):
             result["nextCursor"] = _encode_cursor(kind, generation, offset + page_size)
-        raw = Raw(pydantic_core.to_json(finish(result)))
+        raw = Raw(pydantic_core.to_json(envelop(result)))
         self._cache[key] = raw
         return raw
 

@@ -58,7 +58,7 @@ class Audit(Extension):
         async def log(inbound: Any) -> dict[str, Any]:
             tool = inbound.params.get("tool")
             entries = [call for call in self.calls if tool is None or call["tool"] == tool]
-            return self.host.finish({"entries": entries}, inbound)
+            return self.host.envelop({"entries": entries}, inbound)
 
         return [(Method("audit/log", BOTH, target="tool"), log)]
 
@@ -68,7 +68,7 @@ class Audit(Extension):
     async def around_call(self, call: ToolCall, call_next: CallNext) -> dict[str, Any]:
         if call.arguments.get("text") == "forbidden":
             result = {"content": [{"type": "text", "text": "refused by the audit"}], "isError": True}
-            return self.host.finish(result, call.inbound)
+            return self.host.envelop(result, call.inbound)
         self.calls.append({"tool": call.tool.name, "arguments": call.arguments})
         return await call_next()
 

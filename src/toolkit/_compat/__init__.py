@@ -22,7 +22,7 @@ re-exported here:
 
 - ``envelope``: what every result and list entry carries per version: optional fields by the
   version that added them (``_FIELDS_SINCE``, ``fields_for``, ``listing``), the modern envelope
-  (``finish``, ``cacheable``), ``server_info``, and the errors whose code depends on the era
+  (``envelop``, ``cacheable``), ``server_info``, and the errors whose code depends on the era
   (``method_not_found``, ``resource_not_found``, ``missing_capability``).
 - ``schemas``: output and input schemas for 2025-06-18/2025-11-25 (``wrap_schema``,
   ``legacy_output_schema``, no boolean ``properties``), and telling the wrapper from a natural
@@ -41,8 +41,8 @@ from .._types import TASKS_EXTENSION
 from .blocks import WireBlock, content_blocks
 from .envelope import (
     cacheable,
+    envelop,
     fields_for,
-    finish,
     listing,
     method_not_found,
     missing_capability,
@@ -99,7 +99,7 @@ __all__ = [
     "era_shapes",
     "extension_missing",
     "fields_for",
-    "finish",
+    "envelop",
     "finished_status",
     "is_wrapper_schema",
     "json_text",

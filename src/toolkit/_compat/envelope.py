@@ -62,7 +62,7 @@ def listing(kind: str, entry: dict[str, Any], version: str) -> dict[str, Any]:
     return fields_for(kind, entry, version)
 
 
-def finish(
+def envelop(
     result: dict[str, Any], version: str, server_info: dict[str, Any] | None, *, result_type: str
 ) -> dict[str, Any]:
     """Add the envelope the modern era puts on every result (``resultType``, server info)."""

@@ -53,7 +53,7 @@ class ExtensionHost(Protocol):
     @property
     def settings(self) -> Settings: ...
 
-    def finish(
+    def envelop(
         self, result: dict[str, Any], inbound: InboundRequest, *, result_type: str = "complete"
     ) -> dict[str, Any]:
         """The result as the request's version sends it (the modern envelope: ``resultType``, ``serverInfo``)."""

@@ -56,7 +56,7 @@ class TasksExtension(Extension):
 
         async def handler(inbound: InboundRequest) -> dict[str, Any]:
             result: dict[str, Any] = await getattr(self.tasks.available(inbound), name)(inbound)
-            return self.host.finish(result, inbound)
+            return self.host.envelop(result, inbound)
 
         return handler
 
@@ -85,7 +85,7 @@ class TasksExtension(Extension):
         if isinstance(record, dict):  # it ended before it began a task: an ordinary result
             return record
         view = self.tasks.view(record, inbound.version, detailed=False)
-        return self.host.finish(_compat.created_task(view, inbound.version), inbound, result_type="task")
+        return self.host.envelop(_compat.created_task(view, inbound.version), inbound, result_type="task")
 
     def tools_list_entry(self, entry: dict[str, Any], tool: ToolBase, version: str) -> dict[str, Any]:
         return _compat.task_support(entry, tool.task, version)
