@@ -681,3 +681,10 @@ async def raw_post(
         name, _, value = line.partition(":")
         response_headers[name.strip().lower()] = value.strip()
     return int(status_line.split()[1]), response_headers, payload
+
+
+async def era_client(http: McpHttp, version: str) -> Modern | Legacy:
+    """A client of ``http`` speaking ``version``: stateless 2026-07-28, or an ``initialize``-d session."""
+    if version == MODERN:
+        return Modern(http)
+    return await Legacy(http, version).open()

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from tests.http_support import Legacy, Modern, connect
+from tests.http_support import connect, era_client
 from tests.support.processes import REPO, TOOLKIT
 from tests.support.stdio import StdioClient
 
@@ -36,10 +36,7 @@ def check(method: str, params: dict[str, Any], response: dict[str, Any]) -> None
 @pytest.mark.parametrize("version", [MODERN, LEGACY, "2024-11-05"])
 def test_null_arguments_over_stdio(version: str) -> None:
     with StdioClient([TOOLKIT, "run", NOTES]) as client:
-        if version == MODERN:
-            client.use_modern()
-        else:
-            client.initialize(version)
+        client.use_era(version)
         for method, params in REQUESTS:
             check(method, params, client.request(method, params))
         assert client.call_tool("reindex").get("isError", False) is False  # without the field: no arguments
@@ -50,11 +47,7 @@ def test_null_arguments_over_stdio(version: str) -> None:
 async def test_null_arguments_over_http(mcp_cli: Callable[..., Any], version: str) -> None:
     running = mcp_cli(NOTES)
     async with connect(running.url) as http:
-        if version == MODERN:
-            client: Modern | Legacy = Modern(http)
-        else:
-            client = Legacy(http, version)
-            await client.initialize()
+        client = await era_client(http, version)
         for method, params in REQUESTS:
             reply = await client.request(method, params)
             check(method, params, reply.message)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from tests.http_support import Legacy, Modern, connect
+from tests.http_support import connect, era_client
 from tests.support.processes import REPO, TOOLKIT
 from tests.support.stdio import StdioClient
 
@@ -55,10 +55,7 @@ def check_calls(call: Callable[[str, dict[str, Any]], dict[str, Any]], version: 
 @pytest.mark.parametrize("version", [MODERN, LEGACY])
 def test_over_stdio(version: str) -> None:
     with StdioClient([TOOLKIT, "run", APP]) as client:
-        if version == MODERN:
-            client.use_modern()
-        else:
-            client.initialize(version)
+        client.use_era(version)
         check_listing(client.result("tools/list")["tools"], version)
         check_calls(client.call_tool, version)
         client.assert_all_valid(version)
@@ -68,11 +65,7 @@ def test_over_stdio(version: str) -> None:
 async def test_over_http(mcp_cli: Callable[..., Any], version: str) -> None:
     running = mcp_cli(APP)
     async with connect(running.url) as http:
-        if version == MODERN:
-            client: Modern | Legacy = Modern(http)
-        else:
-            client = Legacy(http, version)
-            await client.initialize()
+        client = await era_client(http, version)
         check_listing((await client.request("tools/list")).message["result"]["tools"], version)
         results = {}
         for name, arguments in [

@@ -23,10 +23,7 @@ APP = REPO / "tests" / "support" / "sources_app.py"
 @pytest.mark.parametrize("version", [MODERN, LEGACY])
 def test_a_sources_tools_are_served_and_its_changes_announced(version: str) -> None:
     with StdioClient([TOOLKIT, "run", APP]) as client:
-        if version == MODERN:
-            client.use_modern()
-        else:
-            client.initialize(version)
+        client.use_era(version)
         names = [tool["name"] for tool in client.result("tools/list")["tools"]]
         assert names == ["restock", "price_tea", "price_jam"]
         tea = client.call_tool("price_tea")

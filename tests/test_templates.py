@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.http_support import Legacy, Modern, connect
+from tests.http_support import connect, era_client
 from tests.support.processes import REPO, TOOLKIT
 from tests.support.stdio import StdioClient
 
@@ -145,11 +145,7 @@ def templates_url(mcp_cli: Callable[..., Any]) -> str:
 
 async def _reads(url: str, version: str, uris: list[str]) -> list[dict[str, Any]]:
     async with connect(url) as http:
-        if version == MODERN:
-            client: Modern | Legacy = Modern(http)
-        else:
-            client = Legacy(http, version)
-            assert (await client.initialize()).status == 200
+        client = await era_client(http, version)
         replies = []
         for uri in uris:
             reply = await client.request("resources/read", {"uri": uri})
@@ -210,10 +206,7 @@ def files_root(tmp_path: Path) -> Path:
 def test_the_files_example_stays_inside_its_directory(files_root: Path, version: str) -> None:
     env = {"PATH": str(Path(TOOLKIT).parent), "FILES_ROOT": str(files_root)}
     with StdioClient([TOOLKIT, "run", REPO / "examples" / "files.py"], env=env) as client:
-        if version == MODERN:
-            client.use_modern()
-        else:
-            client.initialize(version)
+        client.use_era(version)
 
         def read(uri: str) -> dict[str, Any]:
             return client.request("resources/read", {"uri": uri})

@@ -215,6 +215,13 @@ class StdioClient:
         self.capabilities = capabilities or {}
         self.log_level = log_level
 
+    def use_era(self, version: str) -> None:
+        """Speak ``version``: 2026-07-28 per request, an older one through ``initialize``."""
+        if version == MODERN:
+            self.use_modern()
+        else:
+            self.initialize(version)
+
     def meta(self) -> dict[str, Any]:
         if not self.modern:
             return {}
