@@ -316,8 +316,8 @@ def test_resources_templates_and_prompts(driver: Any, hostile: PageServer) -> No
     template = one(driver, f'section.template[data-uri-template="{page_app.TEMPLATE}"]')
     fill(template, "note_id", "hello world")
     one(template, "button.read").click()
-    # RFC 6570 simple expansion percent-encodes the space; the server hands the variable over as sent.
-    shows(driver, template, ".resource-contents pre", "Note hello%20world")
+    # RFC 6570 simple expansion percent-encodes the space; the server decodes it once (hello world).
+    shows(driver, template, ".resource-contents pre", "Note hello world")
 
     prompt = one(driver, 'section.prompt[data-prompt="greet"]')
     fill(prompt, "name", "Ada")
