@@ -33,8 +33,6 @@ from toolkit._store.redis import FOLLOW_BLOCK_MS, HEARTBEAT_SECONDS
 from toolkit._store.urls import open_store
 from toolkit.stores import MemoryStore, RedisEventStore, RedisStore, SessionRecord, Store, StoreUnavailable
 
-pytestmark = pytest.mark.timeout(15)
-
 BUS = "toolkit:bus"
 LONG = 60.0
 """A ttl (seconds) no test outlives."""
