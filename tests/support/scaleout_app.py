@@ -23,9 +23,12 @@ class Answer(BaseModel):
 
 
 def _mark(name: str) -> None:
+    """Leave the mark ``name`` holding this process id, whole: the test reads it as soon as it exists."""
     marks = os.environ.get("SCALEOUT_MARKS")
     if marks:
-        (Path(marks) / name).write_text(str(os.getpid()))
+        partial = Path(marks) / f".{name}.partial"
+        partial.write_text(str(os.getpid()))
+        partial.replace(Path(marks) / name)  # atomic: never seen created but not yet written
 
 
 @server.tool
