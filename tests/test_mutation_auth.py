@@ -998,3 +998,25 @@ def test_a_token_with_exactly_the_scopes_needed_passes() -> None:
     server = ResourceServer(Nobody(), authorization_servers=["https://as.example"], required_scopes=["a"])
     assert server.require(AccessToken("u", "c", frozenset({"a", "b"}), None), frozenset({"b"})) is None
     assert server.require(AccessToken("u", "c", frozenset({"a"}), None)) is None
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"kty": "XX", "kid": "future"},  # a key type PyJWT does not know (a future one)
+        {"kty": "EC", "crv": "P-256", "x": "AA", "y": "AA", "kid": "short"},  # malformed coordinates
+        {"kty": "OKP", "crv": "X448", "x": "AA", "kid": "x448"},  # a key-agreement curve
+    ],
+    ids=["unknown-kty", "malformed-ec", "x448"],
+)
+def test_one_unusable_key_is_skipped_not_fatal(bad: dict[str, Any]) -> None:
+    """PyJWT raises InvalidKeyError for these: the key is skipped, the rest of the set still verifies."""
+    import jwt
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from toolkit._auth.jwks import parse_jwks
+
+    public = ec.generate_private_key(ec.SECP256R1()).public_key()
+    good = {**json.loads(jwt.algorithms.ECAlgorithm.to_jwk(public)), "kid": "good", "use": "sig"}
+    keys = parse_jwks(json.dumps({"keys": [bad, good]}).encode())
+    assert list(keys) == ["good"]

@@ -134,7 +134,7 @@ class KeySet:
 def parse_jwks(content: bytes) -> Keys:
     """The usable signing keys of a JWKS document (others are skipped); ValueError if there are none."""
     from jwt import PyJWK  # noqa: PLC0415 - the auth extra
-    from jwt.exceptions import PyJWKError  # noqa: PLC0415
+    from jwt.exceptions import PyJWTError  # noqa: PLC0415 (PyJWKError and InvalidKeyError both)
 
     document = json.loads(content)
     entries = document.get("keys") if isinstance(document, dict) else None
@@ -149,7 +149,7 @@ def parse_jwks(content: bytes) -> Keys:
             continue
         try:
             jwk = PyJWK(entry)
-        except (PyJWKError, ValueError, TypeError) as exc:
+        except (PyJWTError, ValueError, TypeError) as exc:  # one unusable key must not sink the set
             logger.info("skipping an unusable key (kid %r): %s", entry.get("kid"), exc)
             continue
         fits = fitting_algorithms(jwk.key)
