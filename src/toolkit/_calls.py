@@ -74,9 +74,9 @@ class Calls:
             arguments = _arguments(params)
         except ArgumentsTooDeep:  # for a tool, bad arguments are an isError result
             return self.envelop(_compat.call_result(tool.too_deep(), None, inbound.version), inbound)
-        if self.call_hooks:
-            wanting = [extension for extension in self.call_hooks if extension.wants_call(tool, params)]
-            if wanting:
+        for extension in self.call_hooks:  # usually none wants it: no list, no call object
+            if extension.wants_call(tool, params):
+                wanting = [hook for hook in self.call_hooks if hook.wants_call(tool, params)]
                 return await self._around(wanting, _ToolCall(self, inbound, tool, arguments))
         return await self._plain_call(inbound, tool, arguments)
 
