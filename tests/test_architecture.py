@@ -59,6 +59,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "_dev",
             "_dev_server",
             "testing",
+            "client",
             "auth",
             "stores",
             "middleware",
@@ -70,8 +71,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 ]
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
 TRANSPORTS_MAY_IMPORT = {"foundation", "store", "auth", "transports"}
-CLIENT_MAY_IMPORT = {"foundation", "compat", "client"}
+CLIENT_MAY_IMPORT = {"foundation", "compat", "client"}  # and the shared OAuth helpers (_is_shared_oauth)
 MAX_TRANSPORT_FUNCTION_LINES = 60
+
+
+def _is_shared_oauth(module: str) -> bool:
+    """The OAuth helpers a client and an authorization server share (ARCHITECTURE §1, auth)."""
+    return module == "_auth.oauth" or module.startswith("_auth.oauth.")
 
 
 def _top(module: str) -> str:
@@ -134,7 +140,7 @@ def test_imports_point_down(name: str) -> None:
             upward.append(f"{target} ({target_layer})")
         elif layer == "transports" and target_layer not in TRANSPORTS_MAY_IMPORT:
             upward.append(f"{target} ({target_layer}: a transport gets an engine and callables instead)")
-        elif layer == "client" and target_layer not in CLIENT_MAY_IMPORT:
+        elif layer == "client" and target_layer not in CLIENT_MAY_IMPORT and not _is_shared_oauth(target):
             upward.append(f"{target} ({target_layer}: the client reaches a server only through a transport)")
     assert not upward, f"toolkit.{name} ({layer}) imports upward: {upward}"
 

@@ -27,6 +27,7 @@ from ._versions import KNOWN_VERSIONS, LATEST_VERSION, LEGACY_VERSIONS, MODERN_V
 
 if TYPE_CHECKING:
     from ._answers import ElicitResult, Root, SamplingResult
+    from .client import Client
     from ._events import EventStore
 
 __version__ = "0.1.0"
@@ -37,6 +38,7 @@ __all__ = [
     "LEGACY_VERSIONS",
     "MODERN_VERSIONS",
     "Audio",
+    "Client",
     "ContentBlock",
     "Context",
     "ElicitResult",
@@ -75,6 +77,8 @@ def __getattr__(name: str) -> Any:
     value: Any
     if name == "EventStore":
         from ._events import EventStore as value  # noqa: PLC0415
+    elif name == "Client":  # the client wing: loaded only by a program that is a client
+        from .client import Client as value  # noqa: PLC0415
     elif name in ("ElicitResult", "Root", "SamplingResult"):
         from . import _answers  # noqa: PLC0415
 

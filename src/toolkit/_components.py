@@ -18,6 +18,7 @@ import pydantic_core
 from ._content import NO_STRUCTURED, CallOutcome, Text, ToolResult, is_content, to_blocks
 from ._errors import OutputInvalid, SchemaError
 from ._functions import declared_scopes
+from ._headers import HEADER_KEYWORD
 from ._schema.checks import check_schema, describe_errors
 from ._schema.keywords import DATA_KEYWORDS, NAME_MAPS
 
@@ -226,7 +227,7 @@ class PromptBase:
 
 _TOKEN: Final = r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$"  # compiled on first use: few tools have headers
 _HEADER_TYPES: Final = frozenset({"string", "integer", "boolean"})
-_HEADER_KEY: Final = "x-mcp-header"
+_HEADER_KEY: Final = HEADER_KEYWORD
 
 
 def header_params(schema: Mapping[str, Any], what: str) -> dict[str, tuple[str, ...]]:

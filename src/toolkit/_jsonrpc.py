@@ -389,9 +389,15 @@ class Correlator:
         method: str,
         params: dict[str, Any] | None,
         send: Callable[[dict[str, Any]], Awaitable[None]],
-        timeout: float,
+        timeout: float | None,
+        abandoned: Callable[[RequestId, str], None] | None = None,
     ) -> Any:
-        """Send a request with a fresh id and wait for its result; its error or a timeout raise."""
+        """Send a request with a fresh id and wait for its result; its error or a timeout raise.
+
+        ``abandoned(id, why)`` is called when this side stops waiting while the request may still
+        run on the other side: on the timeout (``why`` says so) or when the waiting task is
+        cancelled (``"cancelled"``), so the caller can cancel it over there.
+        """
         request_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = (method, future)
@@ -405,7 +411,13 @@ class Correlator:
             try:
                 return await asyncio.wait_for(future, timeout)
             except TimeoutError:
+                if abandoned is not None:
+                    abandoned(request_id, f"no response within {timeout:g} s")
                 raise self._failure("timeout", method, timeout) from None
+            except asyncio.CancelledError:
+                if abandoned is not None and not future.done():
+                    abandoned(request_id, "cancelled")
+                raise
         finally:
             self._pending.pop(request_id, None)
 

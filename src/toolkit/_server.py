@@ -34,6 +34,7 @@ from ._tools import Tool, ToolOptions
 from ._transports.stdio import run_stdio
 
 if TYPE_CHECKING:
+    from ._client.memory import MemoryTransport
     from ._auth.resource import ResourceServer
     from ._auth.tokens import TokenVerifier
     from ._events import EventStore
@@ -541,6 +542,23 @@ class Server:
                 yield self
             finally:
                 self.lifespan_state = None
+
+    @contextlib.asynccontextmanager
+    async def in_memory(self) -> AsyncIterator[MemoryTransport]:
+        """A client's connection to this server in this process, for as long as the lifespan runs.
+
+        What ``toolkit.Client(server)`` connects through: no framing, no socket, every message
+        through JSON as on a wire. The server's lifespan runs around it.
+        """
+        from ._client.memory import MemoryTransport  # noqa: PLC0415  (the client wing: only when used)
+        from ._session import Connection  # noqa: PLC0415
+
+        async with self.running():
+            connection = Connection()
+            try:
+                yield MemoryTransport(self.engine, connection)
+            finally:
+                self.engine.forget(connection.session)
 
     def run(self, transport: Literal["stdio", "http"] = "stdio", **options: Any) -> None:
         """Serve until the client goes away (stdio) or the process is stopped (http).

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
@@ -32,9 +33,17 @@ from .._errors import (
     ClientError,
     ToolkitError,
 )
-from .._headers import PROTOCOL_VERSION, for_request
+from .._headers import PROTOCOL_VERSION, ParamPaths, declared_params, for_request
 from .._jsonrpc import Correlator, Response
-from .._types import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
+from .._types import (
+    CLIENT_CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    LOG_LEVEL_KEY,
+    PROTOCOL_VERSION_KEY,
+    SERVER_INFO_KEY,
+    SUBSCRIPTION_ID_KEY,
+    RequestId,
+)
 from .._versions import KNOWN_VERSIONS, LATEST_LEGACY_VERSION, LATEST_VERSION, LEGACY_VERSIONS, is_known, is_modern
 from .transport import Transport, TransportClosed
 
@@ -45,6 +54,9 @@ AUTO: Final = "auto"
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any] | Any]
 """Answers one question of the server: its ``params`` in, the result the client sends back out."""
+
+Progress = Callable[[float, float | None, str | None], None]
+"""Called with each progress report about a request: ``progress``, ``total`` and ``message``."""
 
 QUESTIONS: Final = {"elicitation": "elicitation/create", "sampling": "sampling/createMessage", "roots": "roots/list"}
 """The client capability each question needs, and the method that asks it."""
@@ -125,6 +137,12 @@ class ClientSession:
         self._legacy_headers: dict[str, str] | None = None
         self._connected = False
         self._answering: dict[str | int, asyncio.Task[None]] = {}
+        self._cancelling: set[asyncio.Task[None]] = set()
+        self._progress: dict[str, Progress] = {}
+        self._subscriptions: dict[RequestId, Callable[[dict[str, Any]], None]] = {}
+        self._progress_ids = itertools.count(1)
+        self.tool_params: dict[str, ParamPaths] = {}
+        """Each listed tool's ``x-mcp-header`` parameters (modern HTTP sends them as ``Mcp-Param-*``)."""
         if protocol_version != AUTO:
             self._settle(protocol_version)
 
@@ -157,6 +175,8 @@ class ClientSession:
         for task in answering:
             task.cancel()
         await asyncio.gather(*answering, return_exceptions=True)
+        if self._cancelling:  # the server hears of what we stopped waiting for before the connection ends
+            await asyncio.gather(*self._cancelling, return_exceptions=True)
         self._requests.close("the session was closed")
         if self._connected:
             self._connected = False
@@ -169,6 +189,12 @@ class ClientSession:
             self._meta = self._modern_meta(version)
         else:
             self._legacy_headers = {PROTOCOL_VERSION: version}
+
+    def set_log_level(self, level: str) -> None:
+        """Ask for log messages at ``level`` from now on, in every request's ``_meta`` (2026-07-28)."""
+        self.log_level = level
+        if self.modern and self.protocol_version is not None:
+            self._meta = self._modern_meta(self.protocol_version)
 
     def _modern_meta(self, version: str) -> dict[str, Any]:
         meta: dict[str, Any] = {
@@ -262,18 +288,35 @@ class ClientSession:
         *,
         meta: dict[str, Any] | None = None,
         timeout: float | None = None,
+        progress: Progress | None = None,
+        subscription: Callable[[dict[str, Any]], None] | None = None,
     ) -> dict[str, Any]:
         """Send one request; its response as it came (``result`` or ``error``, and what the transport added).
 
         ``meta`` joins the session's own ``_meta`` (a key of ``params["_meta"]`` wins over both);
-        ``timeout`` replaces the session's for this request.
+        ``timeout`` replaces the session's for this request; ``progress`` is called with each
+        ``notifications/progress`` the server sends about it (a ``progressToken`` is added).
+        A request given up on (its timeout, or the caller cancelled it) is cancelled on the server.
+        ``subscription``: the request opens a subscription (``subscriptions/listen``); each
+        notification carrying its id (``_meta`` ``subscriptionId``) goes to this callable.
         """
         params = dict(params or {})
         merged = {**self._meta, **meta} if meta else self._meta
+        token: str | None = None
+        if progress is not None:
+            token = f"progress-{next(self._progress_ids)}"
+            merged = {**merged, "progressToken": token}
+            self._progress[token] = progress
         if merged or "_meta" in params:
             params["_meta"] = {**merged, **params.get("_meta", {})}
         headers = self._headers_for(method, params)
-        return await self._exchange(method, params, self.timeout if timeout is None else timeout, headers)
+        try:
+            return await self._exchange(
+                method, params, self.timeout if timeout is None else timeout, headers, subscription
+            )
+        finally:
+            if token is not None:
+                del self._progress[token]
 
     async def result(
         self,
@@ -282,9 +325,10 @@ class ClientSession:
         *,
         meta: dict[str, Any] | None = None,
         timeout: float | None = None,
+        progress: Progress | None = None,
     ) -> dict[str, Any]:
         """Send one request; its ``result``, or ``ClientError`` with the JSON-RPC error."""
-        response = await self.request(method, params, meta=meta, timeout=timeout)
+        response = await self.request(method, params, meta=meta, timeout=timeout, progress=progress)
         if "error" in response:
             raise ClientError(response["error"])
         result: dict[str, Any] = response["result"]
@@ -299,18 +343,64 @@ class ClientSession:
     def _headers_for(self, method: str, params: dict[str, Any]) -> Mapping[str, str] | None:
         """What an HTTP transport sends beside a message: the modern routing headers, or the legacy version."""
         if self.modern and self.protocol_version is not None:
-            return for_request(method, params, self.protocol_version)
+            paths = self.tool_params.get(params.get("name")) if method == "tools/call" else None  # type: ignore[arg-type]
+            return for_request(method, params, self.protocol_version, paths)
         return self._legacy_headers
 
     async def _exchange(
-        self, method: str, params: dict[str, Any], timeout: float, headers: Mapping[str, str] | None
+        self,
+        method: str,
+        params: dict[str, Any],
+        timeout: float | None,
+        headers: Mapping[str, str] | None,
+        subscription: Callable[[dict[str, Any]], None] | None = None,
     ) -> dict[str, Any]:
-        """Send a request and wait for its whole response."""
+        """Send a request and wait for its whole response (``timeout=None``: as long as it takes)."""
         if not self._connected:
             await self.connect()  # a pinned session used raw, without open()
-        send = functools.partial(self.transport.send, headers=headers)
-        response: dict[str, Any] = await self._requests.request(method, params, send, timeout)
+        send: Callable[[dict[str, Any]], Awaitable[None]] = functools.partial(self.transport.send, headers=headers)
+        if subscription is not None:
+            send = self._subscribing(subscription, headers)
+        abandoned = None if method == "initialize" else self._abandoned  # initialize is never cancelled
+        response: dict[str, Any] = await self._requests.request(method, params, send, timeout, abandoned)
         return response
+
+    def _subscribing(
+        self, subscription: Callable[[dict[str, Any]], None], headers: Mapping[str, str] | None
+    ) -> Callable[[dict[str, Any]], Awaitable[None]]:
+        """A ``send`` that files ``subscription`` under the request's id before the request leaves."""
+
+        async def send(message: dict[str, Any]) -> None:
+            request_id = message["id"]
+            self._subscriptions[request_id] = subscription
+            try:
+                await self.transport.send(message, headers=headers)
+            except BaseException:
+                self._subscriptions.pop(request_id, None)
+                raise
+
+        return send
+
+    def _abandoned(self, request_id: RequestId, why: str) -> None:
+        """We stopped waiting for ``request_id``: cancel it on the server, the way this era and transport say."""
+        task = asyncio.get_running_loop().create_task(self._cancel(request_id, why))
+        self._cancelling.add(task)
+        task.add_done_callback(self._cancelling.discard)
+
+    async def _cancel(self, request_id: RequestId, why: str) -> None:
+        """Close the request's own stream where that is the signal, else ``notifications/cancelled``.
+
+        2026-07-28 basic/patterns/cancellation: over Streamable HTTP, closing the request's SSE
+        stream is the cancellation (no notification expected); over stdio, and in the legacy era
+        on every transport, the client sends ``notifications/cancelled``.
+        """
+        abandon = getattr(self.transport, "abandon", None)
+        try:
+            if self.modern and abandon is not None and await abandon(request_id):
+                return
+            await self.notify("notifications/cancelled", {"requestId": request_id, "reason": why})
+        except (TransportClosed, ConnectionError, OSError) as exc:
+            logger.debug("could not cancel request %r on the server: %s", request_id, exc)
 
     async def _deliver(self, message: dict[str, Any]) -> None:
         """Everything the server sends: responses resolve our requests; the rest is observed and handled."""
@@ -318,11 +408,24 @@ class ClientSession:
         if method is None:
             message_id = message.get("id")
             # The whole response resolves the request: request() returns it as it came.
+            if self._subscriptions and isinstance(message_id, str | int):
+                self._subscriptions.pop(message_id, None)  # the server ended the subscription
             if not (isinstance(message_id, str | int) and self._requests.resolve(Response(message_id, message, None))):
                 logger.debug("a response nothing waits for: %r", message)
             return
         if self.on_message is not None:
             self.on_message(message)
+        if method == "notifications/progress":
+            self._progressed(message.get("params"))
+            return
+        if self._subscriptions and "id" not in message:
+            params = message.get("params")
+            meta = params.get("_meta") if isinstance(params, dict) else None
+            subscription_id = meta.get(SUBSCRIPTION_ID_KEY) if isinstance(meta, dict) else None
+            listener = self._subscriptions.get(subscription_id) if isinstance(subscription_id, str | int) else None
+            if listener is not None:
+                listener(message)
+                return
         if "id" in message:
             request_id = message["id"]
             if not isinstance(request_id, str | int):
@@ -337,6 +440,25 @@ class ClientSession:
             running = self._answering.get(cancelled) if isinstance(cancelled, str | int) else None
             if running is not None:
                 running.cancel()
+
+    def _progressed(self, params: Any) -> None:
+        """Hand a ``notifications/progress`` to the callback of the request it is about."""
+        if not isinstance(params, dict):
+            return
+        callback = self._progress.get(params.get("progressToken"))  # type: ignore[arg-type]
+        if callback is None:
+            return
+        progress, total, message = params.get("progress"), params.get("total"), params.get("message")
+        if not isinstance(progress, int | float):
+            return  # not a progress report (the schema requires a number)
+        try:
+            callback(
+                progress,
+                total if isinstance(total, int | float) else None,
+                message if isinstance(message, str) else None,
+            )
+        except Exception:
+            logger.exception("the progress callback failed")
 
     async def _answer_request(self, message: dict[str, Any]) -> None:
         """Answer one server request (legacy era) with its handler; any failure is a JSON-RPC error."""
@@ -380,10 +502,12 @@ class ClientSession:
         meta: dict[str, Any] | None = None,
         follow: bool = True,
         max_rounds: int = 10,
+        timeout: float | None = None,
+        progress: Progress | None = None,
     ) -> dict[str, Any]:
         """The ``result`` of ``method``, answering ``input_required`` rounds (``follow=False``: the first round)."""
         for _ in range(max_rounds):
-            result = await self.result(method, params, meta=meta)
+            result = await self.result(method, params, meta=meta, timeout=timeout, progress=progress)
             if result.get("resultType") != "input_required" or not follow:
                 return result
             asked = result.get("inputRequests") or {}
@@ -406,6 +530,9 @@ class ClientSession:
             tools.extend(result["tools"])
             cursor = result.get("nextCursor")
             if not cursor:
+                self.tool_params = {
+                    tool["name"]: paths for tool in tools if (paths := declared_params(tool.get("inputSchema")))
+                }
                 return tools
 
     async def call_tool(

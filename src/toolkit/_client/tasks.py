@@ -36,6 +36,108 @@ def extension_meta(session: ClientSession) -> dict[str, Any]:
     return {CLIENT_CAPABILITIES_KEY: {**session.capabilities, "extensions": extensions}}
 
 
+class TaskHandle:
+    """A tool call running as a task on the server: ask its status, wait for its result, cancel it.
+
+    ``task`` is what the server last said of it (``taskId``, ``status``, ...). Its questions
+    are answered with the session's handlers: in 2025-11-25 they arrive as requests over the
+    session; in 2026-07-28 ``wait`` answers those a ``tasks/get`` lists, once each.
+    """
+
+    def __init__(
+        self, session: ClientSession, name: str, form: str, task: dict[str, Any], meta: dict[str, Any]
+    ) -> None:
+        self.session = session
+        self.name = name
+        self.form = form
+        self.task = task
+        self.task_id: str = task["taskId"]
+        self._meta = meta
+        self._answered: set[str] = set()
+
+    @property
+    def status(self) -> str:
+        """The status the server last gave (``working``, ``input_required``, ``completed``, ...)."""
+        status: str = self.task.get("status", "working")
+        return status
+
+    async def refresh(self) -> dict[str, Any]:
+        """Ask the server for the task now (``tasks/get``); what it said."""
+        task = await self.session.result("tasks/get", {"taskId": self.task_id}, meta=self._meta)
+        self.task = task.get("task", task) if self.form == "experimental" else task
+        return self.task
+
+    async def cancel(self) -> dict[str, Any]:
+        """Ask the server to cancel the task (``tasks/cancel``); what it said."""
+        task = await self.session.result("tasks/cancel", {"taskId": self.task_id}, meta=self._meta)
+        self.task = task.get("task", task) if self.form == "experimental" else task
+        return self.task
+
+    async def wait(self, timeout: float = 300.0, poll_interval: float | None = None) -> dict[str, Any]:
+        """The ``CallToolResult`` the task ends with; ``ClientError`` if it failed or was cancelled.
+
+        ``timeout``: how long to wait before ``TimeoutError``; ``poll_interval``: seconds between
+        two ``tasks/get`` in 2026-07-28 (default: what the server asks for).
+        """
+        if self.form == "experimental":
+            return await self.session.result("tasks/result", {"taskId": self.task_id}, timeout=timeout)
+        return await self._poll(timeout, poll_interval)
+
+    async def _poll(self, timeout: float, poll_interval: float | None) -> dict[str, Any]:
+        """``tasks/get`` a 2026-07-28 task until it ends, answering each question it lists once."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        task = self.task
+        while True:
+            status: str = task["status"]
+            if status == "completed":
+                result: dict[str, Any] = task["result"]
+                return result
+            if status in ("failed", "cancelled"):
+                raise ClientError(task.get("error") or {"code": INTERNAL_ERROR, "message": f"the task was {status}"})
+            asked = {
+                key: value for key, value in (task.get("inputRequests") or {}).items() if key not in self._answered
+            }
+            if asked:
+                responses = {key: await self.session.answer(question) for key, question in asked.items()}
+                self._answered.update(responses)
+                await self.session.result(
+                    "tasks/update", {"taskId": self.task_id, "inputResponses": responses}, meta=self._meta
+                )
+            elif loop.time() > deadline:
+                raise TimeoutError(f"task {self.task_id} of {self.name!r} still {status} after {timeout:g} s")
+            else:
+                await asyncio.sleep(
+                    poll_interval if poll_interval is not None else _interval(task.get("pollIntervalMs"))
+                )
+            task = await self.refresh()
+
+
+async def start_task(
+    session: ClientSession, name: str, arguments: dict[str, Any] | None = None, *, ttl_ms: int | None = None
+) -> TaskHandle | dict[str, Any]:
+    """Call tool ``name`` as a task: its handle, or the result when the server answered without a task."""
+    version = session.protocol_version
+    form = _compat.task_form(version) if version is not None else None
+    if form is None:
+        raise ValueError(
+            f"protocol version {version} has no tasks "
+            f"({_compat.EXPERIMENTAL_TASKS_VERSION} and {', '.join(MODERN_VERSIONS)} do)"
+        )
+    arguments = arguments or {}
+    if form == "experimental":
+        augmentation = {} if ttl_ms is None else {"ttl": ttl_ms}
+        created = await session.result("tools/call", {"name": name, "arguments": arguments, "task": augmentation})
+        if "task" not in created:
+            return created
+        return TaskHandle(session, name, form, created["task"], {})
+    meta = extension_meta(session)
+    created = await session.call_tool(name, arguments, meta=meta)
+    if created.get("resultType") != "task":
+        return created
+    return TaskHandle(session, name, form, created, meta)
+
+
 async def call_task(
     session: ClientSession,
     name: str,
@@ -51,57 +153,10 @@ async def call_task(
     decides). ``timeout``: how long to follow the task before ``TimeoutError``.
     ``poll_interval``: seconds between two ``tasks/get`` (default: what the server asks for).
     """
-    version = session.protocol_version
-    form = _compat.task_form(version) if version is not None else None
-    if form is None:
-        raise ValueError(
-            f"protocol version {version} has no tasks "
-            f"({_compat.EXPERIMENTAL_TASKS_VERSION} and {', '.join(MODERN_VERSIONS)} do)"
-        )
-    arguments = arguments or {}
-    if form == "experimental":
-        augmentation = {} if ttl_ms is None else {"ttl": ttl_ms}
-        created = await session.result("tools/call", {"name": name, "arguments": arguments, "task": augmentation})
-        if "task" not in created:
-            return created
-        return await session.result("tasks/result", {"taskId": created["task"]["taskId"]}, timeout=timeout)
-    meta = extension_meta(session)
-    created = await session.call_tool(name, arguments, meta=meta)
-    if created.get("resultType") != "task":
-        return created
-    return await _poll(session, created, meta, name, timeout, poll_interval)
-
-
-async def _poll(
-    session: ClientSession,
-    task: dict[str, Any],
-    meta: dict[str, Any],
-    name: str,
-    timeout: float,
-    poll_interval: float | None,
-) -> dict[str, Any]:
-    """``tasks/get`` a 2026-07-28 task until it ends, answering each question it lists once."""
-    task_id: str = task["taskId"]
-    answered: set[str] = set()
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        task = await session.result("tasks/get", {"taskId": task_id}, meta=meta)
-        status: str = task["status"]
-        if status == "completed":
-            result: dict[str, Any] = task["result"]
-            return result
-        if status in ("failed", "cancelled"):
-            raise ClientError(task.get("error") or {"code": INTERNAL_ERROR, "message": f"the task was {status}"})
-        asked = {key: value for key, value in (task.get("inputRequests") or {}).items() if key not in answered}
-        if asked:
-            responses = {key: await session.answer(question) for key, question in asked.items()}
-            answered.update(responses)
-            await session.result("tasks/update", {"taskId": task_id, "inputResponses": responses}, meta=meta)
-        elif loop.time() > deadline:
-            raise TimeoutError(f"task {task_id} of {name!r} still {status} after {timeout:g} s")
-        else:
-            await asyncio.sleep(poll_interval if poll_interval is not None else _interval(task.get("pollIntervalMs")))
+    started = await start_task(session, name, arguments, ttl_ms=ttl_ms)
+    if isinstance(started, dict):
+        return started
+    return await started.wait(timeout, poll_interval)
 
 
 def _interval(poll_interval_ms: Any) -> float:
