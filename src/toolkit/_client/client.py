@@ -337,7 +337,8 @@ class Client:
     # --- the connection's own requests ------------------------------------------------------------
 
     async def ping(self) -> None:
-        await self.session.result("ping")
+        """Check the server answers: ``ping`` (legacy); 2026-07-28 removed it, ``server/discover`` stands in."""
+        await self.session.result("server/discover" if self.session.modern else "ping")
 
     async def set_logging_level(self, level: str) -> None:
         """Ask for log messages at ``level`` and above.
