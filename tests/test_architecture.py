@@ -56,6 +56,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "_loader",
             "_cli",
+            "_cli_remote",
             "_dev",
             "_dev_server",
             "testing",

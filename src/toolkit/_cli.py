@@ -29,10 +29,15 @@ from ._versions import KNOWN_VERSIONS, LATEST_VERSION
 from .testing import Client
 
 if TYPE_CHECKING:
+    from ._client.session import ClientSession
     from ._dev_server import LoadFailure
     from ._transports.http.app import McpApp
 
 APP_HELP = "path/to/app.py[:server] or package.module[:server]"
+TARGET_HELP = (
+    f"{APP_HELP}; or any MCP server: a URL (Streamable HTTP) or a quoted command (stdio), "
+    "e.g. 'npx -y @modelcontextprotocol/server-everything'"
+)
 MAX_TOOLS_LISTED = 20
 """How many tool names ``toolkit call`` lists when asked for one the app does not have."""
 
@@ -89,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     tools = commands.add_parser("tools", help="print the tools as a client of a given protocol version sees them")
-    tools.add_argument("app", help=APP_HELP)
+    tools.add_argument("app", metavar="TARGET", help=TARGET_HELP)
     _client_options(tools)
 
     dev = commands.add_parser(
@@ -106,9 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     dev.add_argument("--serve-fd", type=int, help=argparse.SUPPRESS)
 
     call = commands.add_parser(
-        "call", help="call one tool in-process and print the result a client of a given protocol version gets"
+        "call", help="call one tool and print the result a client of a given protocol version gets"
     )
-    call.add_argument("app", help=APP_HELP)
+    call.add_argument("app", metavar="TARGET", help=TARGET_HELP)
     call.add_argument("tool", help="the tool's name")
     call.add_argument(
         "arguments",
@@ -124,11 +129,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _client_options(command: argparse.ArgumentParser) -> None:
-    """``tools`` and ``call``: the version of the client they act as, and ``--traceback``."""
+    """``tools`` and ``call``: the version of the client they act as, how to reach a remote one, ``--traceback``."""
     command.add_argument(
-        "--protocol-version", default=LATEST_VERSION, choices=KNOWN_VERSIONS, help=f"default {LATEST_VERSION}"
+        "--protocol-version",
+        choices=(*KNOWN_VERSIONS, "auto"),
+        help=f"default {LATEST_VERSION} for an app; 'auto' for a URL or a command (the newest the server speaks)",
     )
     command.add_argument("--traceback", action="store_true", help="show the full traceback of an error loading APP")
+    remote = command.add_argument_group("a server at a URL or started by a command")
+    remote.add_argument(
+        "--header", metavar="NAME:VALUE", action="append", default=[], help="HTTP header sent with every request"
+    )
+    remote.add_argument("--token", metavar="TOKEN", help="HTTP: a bearer token ($TOOLKIT_TOKEN)")
+    remote.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each answer (default 60)")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -161,6 +174,14 @@ def _main(argv: list[str] | None) -> None:
         return
     docs = _docs_option(args) if args.command == "run" else None
     call = _call_arguments(args) if args.command == "call" else None
+    if args.command in ("tools", "call") and _is_remote(args.app):
+        from ._cli_remote import run_remote  # noqa: PLC0415  (the client: only for a remote target)
+
+        raise SystemExit(asyncio.run(run_remote(args, call)))
+    if args.command in ("tools", "call"):
+        args.protocol_version = args.protocol_version or LATEST_VERSION
+        if args.protocol_version == "auto":
+            _usage_of(args.command, "--protocol-version auto is for a URL or a command; an app is asked in process")
     target = _load(args.app, show_traceback=args.traceback)
     server = server_of(target)
     if args.command == "run" and args.transport == "http":
@@ -222,6 +243,19 @@ def _main(argv: list[str] | None) -> None:
     if args.workers > 1:
         options["app_spec"] = args.app
     server.run("http", **options)
+
+
+def _is_remote(target: str) -> bool:
+    """A URL, or a command (a target with a space in it that names no file), not an app to load."""
+    if target.startswith(("http://", "https://")):
+        return True
+    path = target.rsplit(":", 1)[0] if ":" in target else target
+    return any(char.isspace() for char in target.strip()) and not os.path.exists(path)
+
+
+def _usage_of(command: str, message: str) -> Any:
+    print(f"toolkit {command}: {message}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def _load(app: str, *, show_traceback: bool) -> Server | McpApp:
@@ -397,7 +431,7 @@ async def _list_tools(server: Server, version: str) -> list[dict[str, Any]]:
 # --- toolkit call -----------------------------------------------------------------------------------
 
 
-class _CallArguments:
+class CallArguments:
     # A plain class: a dataclass would compile its methods at every start of the CLI, stdio servers' too.
     __slots__ = ("assignments", "base")
 
@@ -408,7 +442,7 @@ class _CallArguments:
         """``KEY=VALUE``, in order, each overriding a top-level argument."""
 
 
-def _call_arguments(args: argparse.Namespace) -> _CallArguments:
+def _call_arguments(args: argparse.Namespace) -> CallArguments:
     """``toolkit call``'s arguments, checked before APP is loaded; a usage error exits 2."""
     base: Any = {}
     if args.json is not None:
@@ -424,7 +458,7 @@ def _call_arguments(args: argparse.Namespace) -> _CallArguments:
         if not equals or not key:
             _usage(f"{text!r}: give each argument as KEY=VALUE, e.g. city=Paris or hours=3")
         assignments.append((key, value))
-    return _CallArguments(base, assignments)
+    return CallArguments(base, assignments)
 
 
 def _usage(message: str) -> Any:
@@ -432,21 +466,26 @@ def _usage(message: str) -> Any:
     raise SystemExit(2)
 
 
-async def _call(server: Server, app: str, tool: str, arguments: _CallArguments, version: str) -> int:
+async def _call(server: Server, app: str, tool: str, arguments: CallArguments, version: str) -> int:
     """Call ``tool`` as a client of ``version``; print its result; the exit status."""
     async with Client(server, protocol_version=version) as client:
-        try:
-            tools = {entry["name"]: entry.get("inputSchema", {}) for entry in await client.list_tools()}
-        except ClientError as exc:
-            return _rpc_error("tools/list", exc.error)
-        if tool not in tools:
-            names = sorted(tools)
-            shown = ", ".join(names[:MAX_TOOLS_LISTED]) + (", …" if len(names) > MAX_TOOLS_LISTED else "")
-            _usage(f"{app} has no tool {tool!r}; its tools: {shown or '(none)'}")
-        # Input schemas differ between eras only in boolean property schemas (true/false become
-        # {}/{"not": {}} for legacy clients), which never take only strings: this client's list will do.
-        values = {key: _argument_value(tools[tool], key, text) for key, text in arguments.assignments}
-        response = await client.request("tools/call", {"name": tool, "arguments": {**arguments.base, **values}})
+        return await call_on(client, app, tool, arguments)
+
+
+async def call_on(session: ClientSession, app: str, tool: str, arguments: CallArguments) -> int:
+    """Call ``tool`` over ``session`` (in process, or a remote server's); print its result; the exit status."""
+    try:
+        tools = {entry["name"]: entry.get("inputSchema", {}) for entry in await session.list_tools()}
+    except ClientError as exc:
+        return _rpc_error("tools/list", exc.error)
+    if tool not in tools:
+        names = sorted(tools)
+        shown = ", ".join(names[:MAX_TOOLS_LISTED]) + (", …" if len(names) > MAX_TOOLS_LISTED else "")
+        _usage(f"{app} has no tool {tool!r}; its tools: {shown or '(none)'}")
+    # Input schemas differ between eras only in boolean property schemas (true/false become
+    # {}/{"not": {}} for legacy clients), which never take only strings: this client's list will do.
+    values = {key: _argument_value(tools[tool], key, text) for key, text in arguments.assignments}
+    response = await session.request("tools/call", {"name": tool, "arguments": {**arguments.base, **values}})
     if "error" in response:
         return _rpc_error(tool, response["error"])
     result: dict[str, Any] = response["result"]
