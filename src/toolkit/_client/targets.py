@@ -74,7 +74,16 @@ async def connected(
         yield target
         return
     if is_url(target):
-        from .http import HttpTransport  # noqa: PLC0415  (httpx: only when a URL is used)
+        try:
+            from .http import HttpTransport  # noqa: PLC0415  (httpx: only when a URL is used)
+        except ModuleNotFoundError as exc:
+            if exc.name != "httpx":
+                raise
+            raise ModuleNotFoundError(
+                f"toolkit.Client({target!r}) speaks Streamable HTTP with httpx, which is not installed: "
+                "pip install 'toolkit-mcp[client]'",
+                name="httpx",
+            ) from None
 
         if isinstance(auth, str):  # a bearer token
             headers, auth = {**(headers or {}), "Authorization": f"Bearer {auth}"}, None
