@@ -48,6 +48,8 @@ class Token:
         if not isinstance(token_type, str) or token_type.lower() != "bearer":
             raise TokenRequestFailed(f"the token response's token_type is {token_type!r}, not Bearer")
         expires_in = document.get("expires_in")
+        if isinstance(expires_in, str) and expires_in.isdigit():  # some servers send it as a string
+            expires_in = int(expires_in)
         expires_at = None
         if isinstance(expires_in, int | float) and not isinstance(expires_in, bool) and expires_in >= 0:
             expires_at = (time.time() if now is None else now) + float(expires_in)
