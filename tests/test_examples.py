@@ -8,6 +8,8 @@
 - asgi_mount.py: ``uvicorn asgi_mount:app --app-dir examples``, its own routes and the mounted
   MCP endpoint.
 - files.py: ``toolkit run`` over stdio in both eras, in tests/test_templates.py (traversal attempts).
+- remote_client.py: ``python examples/remote_client.py [TARGET]``, against weather.py started by
+  its default command (stdio) and served by ``toolkit run --transport http`` (a URL).
 - long_running.py: ``toolkit run`` over stdio, by clients that cannot take a task (a plain
   answer) here; as tasks, over stdio and HTTP in both forms, in tests/test_tasks_wire.py.
 
@@ -42,6 +44,7 @@ TESTED = {
     "conformance_server.py",
     "long_running.py",
     "files.py",  # over stdio, with hostile URIs: tests/test_templates.py
+    "remote_client.py",
 }
 
 
@@ -384,3 +387,19 @@ def test_asgi_mount_tools_without_the_app() -> None:
     assert [tool["name"] for tool in tools] == ["search_products", "stock_level"]
     for tool in tools:
         assert validator(MODERN, "Tool").is_valid(tool), tool
+
+
+@pytest.mark.timeout(120)
+def test_remote_client_lists_and_calls_weather_over_stdio_and_http() -> None:
+    script = EXAMPLES / "remote_client.py"
+    over_stdio = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=90)
+    assert over_stdio.returncode == 0, over_stdio.stderr
+    assert "over protocol version 2026-07-28" in over_stdio.stdout
+    assert "- get_weather_forecast: Hourly forecast for a city." in over_stdio.stdout
+    assert "get_temperatures(city='Paris') -> [61, 63, 66, 70, 72, 71]" in over_stdio.stdout
+    with cli_server(EXAMPLES / "weather.py") as server:
+        over_http = subprocess.run(
+            [sys.executable, str(script), server.url], capture_output=True, text=True, timeout=90
+        )
+    assert over_http.returncode == 0, over_http.stderr
+    assert "get_temperatures(city='Paris') -> [61, 63, 66, 70, 72, 71]" in over_http.stdout
