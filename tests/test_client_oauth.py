@@ -16,23 +16,21 @@ import contextlib
 import hashlib
 import json
 import logging
-import os
-import runpy
 import stat
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, NoReturn
 
 import httpx
 import pytest
-from tests.http_support import CliServer, Legacy, McpHttp, Modern, cli_server, serve
-from tests.support.authserver import READY_TIMEOUT, AuthServer, authserver_available, start_authserver
+from tests.http_support import CliServer, Legacy, McpHttp, Modern, serve
+from tests.support.authserver import READY_TIMEOUT, AuthServer
 from tests.support.oauth_fakes import Answer, FakeSite, fake_site
 from tests.support.oauth_login import BrowserStandIn, HeadlessLogin, query
-from tests.support.processes import REPO, free_port
+from tests.support.processes import free_port
+from tests.test_auth_real import auth, secure_weather, stepup
 
-from toolkit import Server
 from toolkit._auth.oauth import (
     AccessDenied,
     AuthorizationFailed,
@@ -52,37 +50,10 @@ from toolkit._client.oauth import FileTokenStorage, LoopbackBrowser, MemoryToken
 from toolkit.auth import JWTVerifier
 
 pytestmark = pytest.mark.timeout(READY_TIMEOUT + 120)
+__all__ = ["auth", "stepup"]  # the rig's fixtures, shared with test_auth_real (named here for pytest and ruff)
 
-SECURE_APP = REPO / "tests" / "support" / "secure_app.py"
-STEPUP_APP = REPO / "tests" / "support" / "secure_app_stepup.py"
 TIMEOUT = 60.0
 PARIS = [{"hour": "09:00", "temp": 20.5}, {"hour": "10:00", "temp": 26.0}]
-
-
-def missing(what: str) -> NoReturn:
-    if os.environ.get("TOOLKIT_TESTS_STRICT"):
-        pytest.fail(what)
-    pytest.skip(what)
-
-
-@pytest.fixture(scope="module")
-def auth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
-    if not authserver_available():
-        missing("the test authorization server is not installed: scripts/authserver --install-only installs it")
-    with start_authserver(tmp_path_factory.mktemp("auth")) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def stepup(auth: AuthServer) -> Iterator[CliServer]:
-    """``toolkit run secure_app_stepup.py``: its metadata advertises ``forecast:read`` only."""
-    port = free_port()
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("SECURE_APP_ISSUER", auth.issuer)
-        env.setenv("SECURE_APP_JWKS_URI", auth.jwks_uri)
-        env.setenv("SECURE_APP_RESOURCE", f"http://127.0.0.1:{port}/mcp")
-        with cli_server(STEPUP_APP, port=port) as running:
-            yield running
 
 
 @contextlib.asynccontextmanager
@@ -90,7 +61,7 @@ async def protected(auth: AuthServer) -> AsyncIterator[str]:
     """secure_app's server in this process, protected by the rig's authorization server: its URL."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    server: Server = runpy.run_path(str(SECURE_APP), run_name="secure_app_oauth")["server"]
+    server = secure_weather()
     server.set_auth(
         JWTVerifier(jwks_uri=auth.jwks_uri, issuer=auth.issuer, audience=url),
         authorization_servers=[auth.issuer],

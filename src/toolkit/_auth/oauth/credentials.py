@@ -96,10 +96,10 @@ class Token:
         return cls(
             access_token=access_token,
             expires_at=float(expires_at) if isinstance(expires_at, int | float) else None,
-            refresh_token=data.get("refresh_token") if isinstance(data.get("refresh_token"), str) else None,
-            scopes=tuple(s for s in data.get("scopes") or () if isinstance(s, str)),
-            issuer=data.get("issuer") if isinstance(data.get("issuer"), str) else None,
-            client_id=data.get("client_id") if isinstance(data.get("client_id"), str) else None,
+            refresh_token=_text(data, "refresh_token"),
+            scopes=_texts(data, "scopes"),
+            issuer=_text(data, "issuer"),
+            client_id=_text(data, "client_id"),
         )
 
 
@@ -161,11 +161,21 @@ class ClientRegistration:
         client_id = data.get("client_id")
         if not isinstance(client_id, str):
             raise ValueError("a stored client registration has no client_id")
-        secret = data.get("client_secret")
         return cls(
             client_id=client_id,
-            client_secret=secret if isinstance(secret, str) else None,
-            token_endpoint_auth_method=str(data.get("token_endpoint_auth_method") or "none"),
-            issuer=data.get("issuer") if isinstance(data.get("issuer"), str) else None,
-            redirect_uris=tuple(u for u in data.get("redirect_uris") or () if isinstance(u, str)),
+            client_secret=_text(data, "client_secret"),
+            token_endpoint_auth_method=_text(data, "token_endpoint_auth_method") or "none",
+            issuer=_text(data, "issuer"),
+            redirect_uris=_texts(data, "redirect_uris"),
         )
+
+
+def _text(data: Mapping[str, Any], name: str) -> str | None:
+    """A stored string, or None (a stored document is read leniently: it may predate a field)."""
+    value = data.get(name)
+    return value if isinstance(value, str) else None
+
+
+def _texts(data: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    value = data.get(name)
+    return tuple(item for item in value if isinstance(item, str)) if isinstance(value, list) else ()
