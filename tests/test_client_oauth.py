@@ -16,7 +16,9 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import stat
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -28,7 +30,7 @@ from tests.http_support import CliServer, Legacy, McpHttp, Modern, serve
 from tests.support.authserver import READY_TIMEOUT, AuthServer
 from tests.support.oauth_fakes import Answer, FakeSite, fake_site
 from tests.support.oauth_login import BrowserStandIn, HeadlessLogin, query
-from tests.support.processes import free_port
+from tests.support.processes import REPO, TOOLKIT, free_port
 from tests.test_auth_real import auth, secure_weather, stepup
 
 from toolkit._auth.oauth import (
@@ -48,6 +50,7 @@ from toolkit._auth.oauth import (
 )
 from toolkit._client.oauth import FileTokenStorage, LoopbackBrowser, MemoryTokenStorage, OAuth
 from toolkit.auth import JWTVerifier
+from toolkit.client import Client
 
 pytestmark = pytest.mark.timeout(READY_TIMEOUT + 120)
 __all__ = ["auth", "stepup"]  # the rig's fixtures, shared with test_auth_real (named here for pytest and ruff)
@@ -578,3 +581,52 @@ async def test_the_file_is_refused_when_it_is_not_json(tmp_path: Path) -> None:
     path.write_text("{not json")
     with pytest.raises(OAuthError, match="cannot read the token file"):
         await FileTokenStorage(path).get("k")
+
+
+# --- toolkit.Client and the CLI, signed in --------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["auto", "2025-11-25"])
+async def test_toolkit_client_signs_in_and_calls_in_both_eras(auth: AuthServer, version: str) -> None:
+    login = HeadlessLogin()
+    async with protected(auth) as url:
+        oauth = OAuth(user_agent=login, allow_http_loopback=True)
+        async with Client(url, auth=oauth, protocol_version=version) as mcp:
+            result = await mcp.call_tool("forecast", {"city": "Paris"})
+            me = await mcp.call_tool("whoami")
+    assert result.data == PARIS
+    assert me.data["subject"] == "alice"
+    assert len(login.authorizations) == 1
+
+
+async def test_the_cli_signs_in_with_the_browser_once_and_keeps_the_login(auth: AuthServer, tmp_path: Path) -> None:
+    browser = f"{sys.executable} {REPO / 'tests' / 'support' / 'oauth_browser.py'} %s"
+    env = {**os.environ, "TOOLKIT_OAUTH_FILE": str(tmp_path / "oauth.json"), "PYTHONPATH": str(REPO)}
+    env.pop("TOOLKIT_TOKEN", None)
+
+    async def toolkit_call(url: str, browser_command: str) -> tuple[int, str, str]:
+        process = await asyncio.create_subprocess_exec(
+            str(TOOLKIT),
+            "call",
+            url,
+            "forecast",
+            "city=Paris",
+            "--oauth",
+            env={**env, "BROWSER": browser_command},
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(process.communicate(), TIMEOUT * 2)
+        assert process.returncode is not None
+        return process.returncode, out.decode(), err.decode()
+
+    async with protected(auth) as url:
+        code, out, err = await toolkit_call(url, browser)
+        assert code == 0, err
+        assert json.loads(out)["structuredContent"] == PARIS
+        # Signed in: the second run reuses the login kept in the file and opens no browser.
+        code, out, err = await toolkit_call(url, "false %s")
+        assert code == 0, err
+        assert json.loads(out)["structuredContent"] == PARIS
+    assert stat.S_IMODE((tmp_path / "oauth.json").stat().st_mode) == 0o600

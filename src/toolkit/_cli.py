@@ -141,6 +141,11 @@ def _client_options(command: argparse.ArgumentParser) -> None:
         "--header", metavar="NAME:VALUE", action="append", default=[], help="HTTP header sent with every request"
     )
     remote.add_argument("--token", metavar="TOKEN", help="HTTP: a bearer token ($TOOLKIT_TOKEN)")
+    remote.add_argument(
+        "--oauth",
+        action="store_true",
+        help="HTTP: sign in with OAuth in the browser when the server asks (tokens kept in ~/.toolkit/oauth.json)",
+    )
     remote.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each answer (default 60)")
 
 

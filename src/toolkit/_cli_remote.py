@@ -10,12 +10,20 @@ import json
 import os
 import shlex
 import sys
+from pathlib import Path
+from urllib.parse import urlsplit
 
 from ._cli import CallArguments, call_on
 from ._errors import ClientError, ToolkitError
 from .client import Client
 
 TOKEN_ENVIRONMENT = "TOOLKIT_TOKEN"
+OAUTH_FILE_ENVIRONMENT = "TOOLKIT_OAUTH_FILE"
+
+
+def oauth_file() -> Path:
+    """Where ``--oauth`` keeps tokens and client registrations (``$TOOLKIT_OAUTH_FILE`` overrides)."""
+    return Path(os.environ.get(OAUTH_FILE_ENVIRONMENT) or Path.home() / ".toolkit" / "oauth.json")
 
 
 def headers_of(given: list[str]) -> dict[str, str]:
@@ -36,14 +44,26 @@ async def run_remote(args: argparse.Namespace, call: CallArguments | None) -> in
     target = args.app if url else shlex.split(args.app)
     token = args.token or os.environ.get(TOKEN_ENVIRONMENT)
     headers = headers_of(args.header)
-    if not url and (token or headers):
-        print("toolkit: --token and --header are for a server at a URL, not a command", file=sys.stderr)
+    if not url and (token or headers or args.oauth):
+        print("toolkit: --token, --header and --oauth are for a server at a URL, not a command", file=sys.stderr)
         return 2
+    if token and args.oauth:
+        print("toolkit: give --token or --oauth, not both", file=sys.stderr)
+        return 2
+    auth: object = token
+    if args.oauth:
+        from ._auth.oauth import is_loopback  # noqa: PLC0415
+        from .client import FileTokenStorage, OAuth  # noqa: PLC0415  (httpx; only to sign in)
+
+        # A server on this machine over plain http (a local authorization server beside it) may
+        # sign in over loopback http too; anything else must be https (the flow checks every URL).
+        local = urlsplit(args.app).scheme == "http" and is_loopback(urlsplit(args.app).hostname)
+        auth = OAuth(storage=FileTokenStorage(oauth_file()), client_name="toolkit CLI", allow_http_loopback=local)
     client = Client(
         target,
         protocol_version=args.protocol_version or "auto",
         headers=headers or None,
-        auth=token,
+        auth=auth,
         timeout=args.timeout,
         probe_timeout=min(args.timeout, 10.0),
     )

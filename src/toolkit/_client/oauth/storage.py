@@ -51,7 +51,7 @@ class FileTokenStorage:
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
 
     async def get(self, key: str) -> dict[str, Any] | None:
         value = (await asyncio.to_thread(self._read)).get(key)
