@@ -248,5 +248,5 @@ def redacted(url: str) -> str:
     if parts.password is None:
         return url
     netloc = parts.netloc.rsplit("@", 1)[1]
-    user = f"{parts.username}:***@" if parts.username else ":***@"
-    return urlunsplit(parts._replace(netloc=user + netloc))
+    # A URL with a password has a user part before its ":", empty or not (urlsplit gives "" then).
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{netloc}"))
