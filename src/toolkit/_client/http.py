@@ -1,0 +1,644 @@
+"""Streamable HTTP, the client side: every message a POST; answers in JSON or an SSE stream, in either era.
+
+- A request is POSTed from a task of its own, which then reads the answer: one JSON object (a
+  JSON array too, 2025-03-26 batches) or an SSE stream whose ``message`` events are delivered
+  as they arrive, the response last. ``send`` returns once the request has been sent, so the
+  session's timeout covers the wait for the answer; ``abandon(id)`` closes that request's
+  stream, which in 2026-07-28 IS its cancellation (basic/patterns/cancellation,
+  "Transport-Specific Cancellation"). Notifications and answers to the server's requests are
+  POSTed in ``send`` itself (``202 Accepted``).
+- Every HTTP failure of a request becomes a JSON-RPC error response for its id (the server's
+  own JSON-RPC error body when it sent one), so the caller gets a clear ``ClientError`` rather
+  than a wait for its timeout: a status without MCP body, a body that is not MCP (an HTML page),
+  invalid JSON, an event over ``max_message_bytes``, a stream that ends without the response.
+  A server that cannot be reached makes ``send`` raise ``ConnectionError`` naming the URL.
+- Legacy era (2025-03-26 to 2025-11-25, transports "Streamable HTTP"): the ``Mcp-Session-Id``
+  of the ``initialize`` answer is sent on every later request and ``DELETE``d on ``close``; a
+  404 for it says the session is gone ("Session Management" 3-4). After the handshake a GET
+  stream carries what the server sends outside requests ("Listening for Messages"; 405 means
+  it has none). A request's stream that ends early after the server gave event ids is resumed
+  with GET and ``Last-Event-ID``, after the server's ``retry`` ("Resumability and Redelivery").
+- Modern era (2026-07-28, transports/streamable-http): no sessions, no GET stream, no
+  resumption ("Resumable SSE streams via Last-Event-ID are not supported"); a long-lived
+  ``subscriptions/listen`` is an ordinary request whose stream stays open.
+
+The era of each message is the ``MCP-Protocol-Version`` the session sends beside it (none: the
+legacy handshake). httpx is imported here, where the client uses it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final
+
+import httpx
+import pydantic_core
+
+from .._errors import INTERNAL_ERROR
+from .._headers import PROTOCOL_VERSION
+from .._jsonrpc import encode, error_reply
+from .._types import RequestId
+from .._versions import is_modern
+from .sse import EventTooLarge, SseParser
+from .transport import Deliver, TransportClosed
+
+logger = logging.getLogger("toolkit.client")
+
+ACCEPT_BOTH: Final = "application/json, text/event-stream"
+SESSION_ID: Final = "Mcp-Session-Id"
+LAST_EVENT_ID: Final = "Last-Event-ID"
+DEFAULT_MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
+DEFAULT_RETRY_MS: Final = 1000
+"""How long to wait before reconnecting when the server sent no ``retry``."""
+EXCERPT_CHARS: Final = 200
+"""How much of an unexpected body an error message quotes."""
+ERROR_BODY_BYTES: Final = 64 * 1024
+"""How much of an error status's body is read, looking for a JSON-RPC error in it."""
+
+
+class _Malformed(ValueError):
+    """A message on an SSE stream that is not JSON."""
+
+
+class _Pending:
+    """One request being answered: its id, whether its response came, where its stream stands."""
+
+    __slots__ = ("answered", "headers", "last_event_id", "legacy", "request_id", "resumable", "retry", "session")
+
+    def __init__(self, request_id: RequestId, headers: Mapping[str, str] | None, legacy: bool) -> None:
+        self.request_id = request_id
+        self.headers = headers
+        """What the session sent beside the request (a resuming GET sends them again)."""
+        self.legacy = legacy
+        self.resumable = legacy
+        """Whether a stream that ends early may be resumed: legacy era, and nothing wrong in it so far."""
+        self.session = False
+        """Whether the request named a legacy session (then a 404 means the session is gone)."""
+        self.answered = False
+        self.last_event_id: str | None = None
+        self.retry: int | None = None
+
+
+class HttpTransport:
+    """One MCP endpoint over Streamable HTTP, as ``ClientSession`` drives it.
+
+    ``headers`` go on every HTTP request (after the MCP ones: a user's header of the same name
+    wins); ``auth`` is an ``httpx.Auth`` (OAuth, a bearer token); ``http_client`` is used instead
+    of a client of our own (and is not closed by us). ``timeout``: seconds to connect, write, get
+    a pooled connection, and for the small exchanges (notifications, ``DELETE``);
+    ``read_timeout``: seconds an answer may stay silent (``None``: no limit; the session's own
+    timeout bounds each request, and a subscription's stream may stay quiet for hours).
+    ``max_message_bytes``: the largest message (a JSON body, one SSE event) accepted.
+    ``get_stream``: open the legacy GET stream after the handshake. ``max_reconnects``: attempts
+    in a row, without anything received, to resume a stream or reopen the GET stream.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: httpx.Auth | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        timeout: float = 30.0,
+        read_timeout: float | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        get_stream: bool = True,
+        max_reconnects: int = 5,
+        retry_ms: int = DEFAULT_RETRY_MS,
+    ) -> None:
+        self.url = url
+        self.headers = dict(headers or {})
+        self.auth = auth
+        self.timeout = timeout
+        self.read_timeout = read_timeout
+        self.max_message_bytes = max_message_bytes
+        self.get_stream = get_stream
+        self.max_reconnects = max_reconnects
+        self.retry_ms = retry_ms
+        self.session_id: str | None = None
+        """The legacy session the server assigned (``Mcp-Session-Id``), once it did."""
+        self.session_expired = False
+        """Set when the server answered 404 for our session: a new session is needed (a new transport)."""
+        self.close_reason: str | None = None
+        """Why the connection ended (``close()``, or the server ended the session): ``send`` raises it."""
+        self._on_close: Callable[[str], object] | None = None
+        self._client = http_client
+        self._owns_client = http_client is None
+        self._deliver: Deliver | None = None
+        self._closed = False
+        self._legacy_version: str | None = None
+        self._reading: dict[RequestId, asyncio.Task[None]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._listening: asyncio.Task[None] | None = None
+
+    # --- the Transport protocol ---------------------------------------------------------------
+
+    async def open(self, deliver: Deliver, *, on_close: Callable[[str], object] | None = None) -> None:
+        """Get ready to send; ``on_close(reason)`` is told once that the connection ended.
+
+        Over HTTP that is ``close()``, or the server ending the legacy session (a 404 for it): each
+        request has a connection of its own, and a request whose answer fails gets its own error.
+        """
+        if self._closed:
+            raise TransportClosed(f"the HTTP transport to {self.url} was closed")
+        if self._client is None:
+            # Redirects are followed as the other MCP clients do (a mount's ``/mcp`` → ``/mcp/``).
+            self._client = httpx.AsyncClient(timeout=self._timeout(None), follow_redirects=True)
+        self._deliver = deliver
+        self._on_close = on_close
+
+    async def send(self, message: dict[str, Any], *, headers: Mapping[str, str] | None = None) -> None:
+        if self.close_reason is not None:
+            raise TransportClosed(self.close_reason)
+        if self._deliver is None or self._client is None:
+            raise TransportClosed(f"the HTTP transport to {self.url} is not open")
+        version = headers.get(PROTOCOL_VERSION) if headers else None
+        modern = version is not None and is_modern(version)
+        if version is not None and not modern:
+            self._legacy_version = version
+        request_id = message.get("id")
+        if "method" in message and isinstance(request_id, str | int):
+            await self._send_request(request_id, message, headers, legacy=not modern)
+            return
+        await self._post_message(message, headers, modern)
+        if message.get("method") == "notifications/cancelled":
+            # Legacy cancellation: the server was told; its stream for that request has nothing more to say.
+            params = message.get("params")
+            cancelled = params.get("requestId") if isinstance(params, dict) else None
+            if isinstance(cancelled, str | int):
+                await self.abandon(cancelled)
+
+    async def abandon(self, request_id: RequestId) -> bool:
+        """Close the answer stream of request ``request_id``; ``False`` if nothing of it is being read.
+
+        Over 2026-07-28 Streamable HTTP, closing the stream is the request's cancellation (the
+        server MUST treat the disconnect so); nothing more of that request is delivered.
+        """
+        task = self._reading.get(request_id)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        if task is not asyncio.current_task():
+            await asyncio.wait({task})
+        return True
+
+    async def close(self) -> None:
+        """Stop reading, ``DELETE`` the legacy session, close our HTTP client; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._deliver = None
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+        self._end(f"the HTTP transport to {self.url} was closed")
+        client = self._client
+        if client is None:
+            return
+        try:
+            if self.session_id is not None and not self.session_expired:
+                await self._end_session(client, self.session_id)
+        finally:
+            if self._owns_client:
+                await client.aclose()
+
+    # --- sending --------------------------------------------------------------------------------
+
+    def _timeout(self, read: float | None) -> httpx.Timeout:
+        return httpx.Timeout(self.timeout, read=read)
+
+    def _headers(self, extra: Mapping[str, str] | None, accept: str) -> httpx.Headers:
+        """The MCP headers, the session's (``extra``), the user's, and the legacy session id."""
+        headers = httpx.Headers({"Accept": accept})
+        for source in (extra, self.headers):
+            for name, value in (source or {}).items():
+                headers[name] = value
+        if self.session_id is not None:
+            headers[SESSION_ID] = self.session_id
+        return headers
+
+    async def _send_http(self, request: httpx.Request) -> httpx.Response:
+        assert self._client is not None
+        if self.auth is not None:
+            return await self._client.send(request, stream=True, auth=self.auth)
+        return await self._client.send(request, stream=True)
+
+    def _unreachable(self, exc: BaseException) -> ConnectionError:
+        detail = str(exc) or type(exc).__name__
+        if isinstance(exc, httpx.ConnectError):
+            return ConnectionError(f"cannot connect to the MCP server at {self.url}: {detail}")
+        if isinstance(exc, httpx.TimeoutException):
+            return ConnectionError(f"the MCP server at {self.url} did not take the request within {self.timeout:g} s")
+        return ConnectionError(f"the HTTP request to {self.url} failed: {detail}")
+
+    async def _send_request(
+        self, request_id: RequestId, message: dict[str, Any], headers: Mapping[str, str] | None, *, legacy: bool
+    ) -> None:
+        """POST a request from a task that then reads its answer; return once it has been sent."""
+        assert self._client is not None
+        loop = asyncio.get_running_loop()
+        sent: asyncio.Future[None] = loop.create_future()
+
+        async def trace(event: str, info: Mapping[str, Any]) -> None:
+            # httpcore's trace extension: the body is out, the request is the server's now.
+            if event.endswith("send_request_body.complete") and not sent.done():
+                sent.set_result(None)
+
+        request_headers = self._headers(headers, ACCEPT_BOTH)
+        request_headers["Content-Type"] = "application/json"
+        request = self._client.build_request(
+            "POST",
+            self.url,
+            content=encode(message),
+            headers=request_headers,
+            timeout=self._timeout(self.read_timeout),
+            extensions={"trace": trace},
+        )
+        pending = _Pending(request_id, headers, legacy)
+        pending.session = SESSION_ID in request_headers
+        task = loop.create_task(self._run_request(pending, request, sent))
+        self._reading[request_id] = task
+        self._tasks.add(task)
+        task.add_done_callback(lambda done: self._forget(request_id, done))
+        try:
+            await sent
+        except asyncio.CancelledError:
+            task.cancel()  # the caller gave up before the request was out
+            raise
+
+    def _forget(self, request_id: RequestId, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if self._reading.get(request_id) is task:
+            del self._reading[request_id]
+
+    async def _post_message(self, message: dict[str, Any], headers: Mapping[str, str] | None, modern: bool) -> None:
+        """POST a notification or an answer to the server's request: ``202 Accepted`` expected."""
+        assert self._client is not None
+        request_headers = self._headers(headers, ACCEPT_BOTH)
+        request_headers["Content-Type"] = "application/json"
+        request = self._client.build_request(
+            "POST", self.url, content=encode(message), headers=request_headers, timeout=self._timeout(self.timeout)
+        )
+        try:
+            response = await self._send_http(request)
+        except httpx.HTTPError as exc:
+            raise self._unreachable(exc) from exc
+        try:
+            what = message.get("method") or f"the answer to request {message.get('id')!r}"
+            if response.status_code >= 400:
+                excerpt = _excerpt(await _read_limited(response, ERROR_BODY_BYTES) or b"")
+                gone = self._session_gone(response, SESSION_ID in request_headers)
+                if gone is not None:
+                    logger.warning("%s; %s was not delivered", gone, what)
+                    self._end(gone)
+                else:
+                    logger.warning("%s refused %s: HTTP %s %s", self.url, what, response.status_code, excerpt)
+                return
+            await _read_limited(response, ERROR_BODY_BYTES)
+        finally:
+            await response.aclose()
+        if message.get("method") == "notifications/initialized" and not modern:
+            self._listen()
+
+    # --- reading a request's answer -------------------------------------------------------------
+
+    async def _run_request(self, pending: _Pending, request: httpx.Request, sent: asyncio.Future[None]) -> None:
+        try:
+            try:
+                response = await self._send_http(request)
+            except Exception as exc:
+                failure: BaseException = self._unreachable(exc) if isinstance(exc, httpx.HTTPError) else exc
+                if not sent.done():
+                    sent.set_exception(failure)
+                else:
+                    await self._fail(pending, str(failure))
+                return
+            if not sent.done():
+                sent.set_result(None)  # a transport without httpcore's trace: the answer has begun
+            try:
+                await self._read_answer(response, pending)
+            finally:
+                await response.aclose()
+            if not pending.answered:
+                await self._resume(pending)
+        except Exception as exc:  # a bug of ours, or of a user's httpx.Auth: fail the request, not the loop
+            logger.exception("reading the answer to request %r failed", pending.request_id)
+            await self._fail(pending, f"reading the answer from {self.url} failed: {exc}")
+        finally:
+            if not sent.done():
+                sent.set_exception(TransportClosed(f"the HTTP transport to {self.url} was closed"))
+
+    async def _read_answer(self, response: httpx.Response, pending: _Pending) -> None:
+        """Deliver what one HTTP answer to a request carries; on failure, an error for the request."""
+        session_id = response.headers.get(SESSION_ID)
+        if session_id is not None and pending.legacy:
+            self.session_id = session_id  # the initialize answer's: kept before the session reads it and goes on
+        status = response.status_code
+        content_type = _content_type(response)
+        if status >= 400:
+            await self._refused(response, pending)
+        elif status in (202, 204):
+            await self._fail(
+                pending, f"{self.url} answered request {pending.request_id!r} with HTTP {status}, no response"
+            )
+        elif content_type == "application/json":
+            await self._read_json(response, pending)
+        elif content_type == "text/event-stream":
+            await self._read_stream(response, pending)
+        else:
+            excerpt = _excerpt(await _read_limited(response, ERROR_BODY_BYTES) or b"")
+            await self._fail(
+                pending,
+                f"{self.url} is not an MCP endpoint: it answered HTTP {status} with "
+                f"{content_type or 'no Content-Type'}, not application/json or text/event-stream: {excerpt}",
+                status,
+            )
+
+    async def _read_json(self, response: httpx.Response, pending: _Pending) -> None:
+        body = await _read_limited(response, self.max_message_bytes)
+        if body is None:
+            await self._fail(pending, f"{self.url} answered with a JSON body over {self.max_message_bytes} bytes")
+            return
+        try:
+            parsed = pydantic_core.from_json(body)
+        except ValueError:
+            await self._fail(pending, f"{self.url} answered with invalid JSON: {_excerpt(body)}")
+            return
+        for message in parsed if isinstance(parsed, list) else [parsed]:  # a list: a 2025-03-26 batch
+            if isinstance(message, dict):
+                await self._deliver_for(pending, message)
+        if not pending.answered:
+            await self._fail(
+                pending, f"{self.url} answered without a response to request {pending.request_id!r}: {_excerpt(body)}"
+            )
+
+    async def _read_stream(self, response: httpx.Response, pending: _Pending) -> None:
+        """Deliver a request's SSE stream as it arrives; a stream that breaks off may be resumed after."""
+        parser = SseParser(self.max_message_bytes)
+        parser.last_event_id, parser.retry = pending.last_event_id, pending.retry
+        try:
+            await self._read_events(response, parser, functools.partial(self._deliver_answer, pending))
+        except (EventTooLarge, _Malformed) as exc:
+            await self._fail(pending, f"{self.url} sent a bad SSE stream: {exc}")
+            pending.resumable = False
+        except httpx.ReadTimeout:
+            await self._fail(pending, f"{self.url} sent nothing for {self.read_timeout:g} s")
+            pending.resumable = False
+        except httpx.HTTPError as exc:  # the connection broke: resumable, like a stream that ended early
+            logger.debug("the stream of request %r broke off: %s", pending.request_id, exc)
+        pending.last_event_id, pending.retry = parser.last_event_id, parser.retry
+
+    async def _resume(self, pending: _Pending) -> None:
+        """The request's stream ended without its response: resume it (legacy), or fail the request."""
+        attempts = 0
+        while not pending.answered:
+            if not pending.resumable or pending.last_event_id is None:
+                why = "it gave no event id to resume from" if pending.legacy else "2026-07-28 streams do not resume"
+                await self._fail(
+                    pending,
+                    f"{self.url} ended the stream of request {pending.request_id!r} before its response ({why})",
+                )
+                return
+            if attempts >= self.max_reconnects:
+                await self._fail(
+                    pending,
+                    f"{self.url}: the stream of request {pending.request_id!r} could not be resumed "
+                    f"({attempts} attempts)",
+                )
+                return
+            attempts += 1
+            await asyncio.sleep((pending.retry if pending.retry is not None else self.retry_ms) / 1000)
+            headers = self._headers(pending.headers, "text/event-stream")
+            headers[LAST_EVENT_ID] = pending.last_event_id
+            assert self._client is not None
+            request = self._client.build_request(
+                "GET", self.url, headers=headers, timeout=self._timeout(self.read_timeout)
+            )
+            try:
+                response = await self._send_http(request)
+            except httpx.HTTPError as exc:
+                logger.debug("resuming the stream of request %r failed: %s", pending.request_id, exc)
+                continue
+            before = pending.last_event_id
+            try:
+                if response.status_code >= 400 or _content_type(response) != "text/event-stream":
+                    await self._read_answer(response, pending)  # the refusal, as an error for the request
+                    return
+                await self._read_stream(response, pending)
+            finally:
+                await response.aclose()
+            if pending.last_event_id != before:
+                attempts = 0  # progress: the budget is for attempts in a row that got nothing
+
+    async def _refused(self, response: httpx.Response, pending: _Pending) -> None:
+        """An HTTP error status: the server's JSON-RPC error when it sent one, else one saying what happened."""
+        status = response.status_code
+        body = await _read_limited(response, ERROR_BODY_BYTES) or b""
+        gone = self._session_gone(response, pending.session)
+        if gone is not None:
+            await self._fail(pending, gone, status)
+            self._end(gone)
+            return
+        try:
+            parsed = pydantic_core.from_json(body) if body else None
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
+            await self._deliver_for(pending, parsed)
+            if pending.answered:
+                return
+        reason = f"HTTP {status} {response.reason_phrase}".rstrip()
+        detail = f": {_excerpt(body)}" if body else " with no body"
+        await self._fail(pending, f"{self.url} answered {reason}{detail}", status)
+
+    def _session_gone(self, response: httpx.Response, named_session: bool) -> str | None:
+        """404 for a request that named our session: the server ended it (2025-11-25 Session Management 3-4).
+
+        What to say about it, or ``None`` for any other answer.
+        """
+        if response.status_code != 404 or not named_session:
+            return None
+        self.session_expired = True
+        return (
+            f"{self.url} no longer knows this session (HTTP 404 for its Mcp-Session-Id: it expired or was "
+            "ended); open a new session"
+        )
+
+    def _end(self, reason: str) -> None:
+        """The connection ended: ``send`` raises ``reason`` from now on; ``on_close`` hears it, once."""
+        if self.close_reason is None:
+            self.close_reason = reason
+        on_close, self._on_close = self._on_close, None
+        if on_close is not None:
+            try:
+                on_close(reason)
+            except Exception:
+                logger.exception("the on_close callback of the HTTP transport to %s failed", self.url)
+
+    async def _deliver_for(self, pending: _Pending, message: dict[str, Any]) -> None:
+        """A message of a request's answer; an error with no id is that request's error."""
+        if "method" not in message:
+            if "error" in message and message.get("id") is None:
+                message = {**message, "id": pending.request_id}
+            if message.get("id") == pending.request_id:
+                pending.answered = True
+        deliver = self._deliver
+        if deliver is not None:
+            await deliver(message)
+
+    async def _deliver_answer(self, pending: _Pending, message: dict[str, Any]) -> bool:
+        """A message on a request's stream; whether the stream is over (the response came)."""
+        await self._deliver_for(pending, message)
+        return pending.answered
+
+    async def _fail(self, pending: _Pending, text: str, status: int | None = None) -> None:
+        """Answer the request with a JSON-RPC error saying what went wrong (nothing else will answer it)."""
+        if pending.answered:
+            return
+        data = {"httpStatus": status} if status is not None else None
+        await self._deliver_for(pending, error_reply(pending.request_id, INTERNAL_ERROR, text, data))
+
+    async def _read_events(
+        self,
+        response: httpx.Response,
+        parser: SseParser,
+        handle: Callable[[dict[str, Any]], Awaitable[bool]],
+    ) -> bool:
+        """Read an SSE stream, handing each message on, until it ends or ``handle`` says it is over.
+
+        Whether any message came. A request's stream is over once its response came: a server
+        SHOULD end it then, and one that does not is not read (nor held open) any longer.
+        """
+        received = False
+        async for chunk in response.aiter_bytes():
+            for event in parser.feed(chunk):
+                if event.event != "message":
+                    logger.debug("%s: ignored an SSE event of type %r", self.url, event.event)
+                    continue
+                try:
+                    message = pydantic_core.from_json(event.data)
+                except ValueError:
+                    raise _Malformed(f"an event that is not JSON: {_excerpt(event.data)}") from None
+                if not isinstance(message, dict):
+                    raise _Malformed(f"an event that is not a JSON-RPC message: {_excerpt(event.data)}")
+                received = True
+                if await handle(message):
+                    return True
+        return received
+
+    # --- the legacy GET stream and the session's end ------------------------------------------
+
+    def _listen(self) -> None:
+        """Open the GET stream once the legacy handshake is done (2025-11-25 "Listening for Messages")."""
+        if not self.get_stream or self._listening is not None or self._closed:
+            return
+        task = asyncio.get_running_loop().create_task(self._listen_loop())
+        self._listening = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _listen_loop(self) -> None:
+        failures = 0
+        last_event_id: str | None = None
+        retry = self.retry_ms
+        while not self._closed:
+            extra = {PROTOCOL_VERSION: self._legacy_version} if self._legacy_version is not None else None
+            headers = self._headers(extra, "text/event-stream")
+            if last_event_id is not None:
+                headers[LAST_EVENT_ID] = last_event_id
+            assert self._client is not None
+            request = self._client.build_request(
+                "GET", self.url, headers=headers, timeout=self._timeout(self.read_timeout)
+            )
+            received = False
+            try:
+                response = await self._send_http(request)
+            except httpx.HTTPError as exc:
+                logger.debug("%s: the GET stream could not be opened: %s", self.url, exc)
+            else:
+                try:
+                    status = response.status_code
+                    if status == 405:
+                        logger.debug("%s offers no GET stream (405)", self.url)
+                        return
+                    if status >= 400 or _content_type(response) != "text/event-stream":
+                        gone = self._session_gone(response, SESSION_ID in headers)
+                        if gone is not None:
+                            logger.warning("%s: the GET stream ends", gone)
+                            self._end(gone)
+                        else:
+                            logger.warning("%s refused the GET stream: HTTP %s", self.url, status)
+                        return
+                    parser = SseParser(self.max_message_bytes)
+                    parser.last_event_id = last_event_id
+                    try:
+                        received = await self._read_events(response, parser, self._deliver_unsolicited)
+                    except (EventTooLarge, _Malformed) as exc:
+                        logger.warning("%s sent a bad SSE stream on GET: %s", self.url, exc)
+                    except httpx.HTTPError as exc:
+                        logger.debug("%s: the GET stream broke off: %s", self.url, exc)
+                    last_event_id = parser.last_event_id
+                    retry = parser.retry if parser.retry is not None else retry
+                finally:
+                    await response.aclose()
+            failures = 0 if received else failures + 1
+            if failures > self.max_reconnects:
+                logger.warning(
+                    "%s: the GET stream could not be kept open; giving up after %d attempts", self.url, failures
+                )
+                return
+            await asyncio.sleep(retry / 1000)
+
+    async def _deliver_unsolicited(self, message: dict[str, Any]) -> bool:
+        deliver = self._deliver
+        if deliver is not None:
+            await deliver(message)
+        return False
+
+    async def _end_session(self, client: httpx.AsyncClient, session_id: str) -> None:
+        """``DELETE`` the legacy session (2025-11-25 Session Management 5; 405: the server keeps it)."""
+        extra = {PROTOCOL_VERSION: self._legacy_version} if self._legacy_version is not None else None
+        headers = self._headers(extra, ACCEPT_BOTH)
+        headers[SESSION_ID] = session_id
+        request = client.build_request("DELETE", self.url, headers=headers, timeout=self._timeout(self.timeout))
+        try:
+            response = await self._send_http(request)
+        except httpx.HTTPError as exc:
+            logger.debug("%s: ending session failed: %s", self.url, exc)
+            return
+        try:
+            if response.status_code >= 400 and response.status_code not in (404, 405):
+                logger.debug("%s refused to end the session: HTTP %s", self.url, response.status_code)
+        finally:
+            await response.aclose()
+
+
+def _content_type(response: httpx.Response) -> str:
+    value: str = response.headers.get("content-type", "")
+    return value.split(";", 1)[0].strip().lower()
+
+
+async def _read_limited(response: httpx.Response, limit: int) -> bytes | None:
+    """The body, or ``None`` once it is longer than ``limit`` bytes (the rest is not read)."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _excerpt(body: bytes) -> str:
+    text = " ".join(body[: EXCERPT_CHARS * 4].decode("utf-8", "replace").split())
+    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "..."
