@@ -21,7 +21,7 @@ from toolkit import Context, Server
 from toolkit._client.memory import InProcessEngine, MemoryTransport
 from toolkit._client.session import ClientSession, InputRounds, NoHandler, VersionNotAgreed
 from toolkit._client.tasks import call_task
-from toolkit._client.transport import Deliver, TransportClosed
+from toolkit._client.transport import Deliver, OnClose, TransportClosed
 from toolkit._errors import ClientError
 from toolkit._jsonrpc import Notification, Reply, Request, Response, encode, error_reply
 from toolkit._session import Connection
@@ -104,8 +104,8 @@ class Recording:
         self.inner = inner
         self.sent: list[tuple[dict[str, Any], dict[str, str]]] = []
 
-    async def open(self, deliver: Deliver) -> None:
-        await self.inner.open(deliver)
+    async def open(self, deliver: Deliver, *, on_close: OnClose | None = None) -> None:
+        await self.inner.open(deliver, on_close=on_close)
 
     async def send(self, message: dict[str, Any], *, headers: Mapping[str, str] | None = None) -> None:
         self.sent.append((message, dict(headers or {})))
@@ -427,7 +427,7 @@ class Scripted:
         self.sent: list[dict[str, Any]] = []
         self.deliver: Deliver | None = None
 
-    async def open(self, deliver: Deliver) -> None:
+    async def open(self, deliver: Deliver, *, on_close: OnClose | None = None) -> None:
         self.deliver = deliver
 
     async def send(self, message: dict[str, Any], *, headers: Mapping[str, str] | None = None) -> None:

@@ -42,19 +42,6 @@ PATIENT = 60.0
 """A request's timeout: far longer than anything here takes, so a hang fails the test instead."""
 
 
-class Session(ClientSession):
-    """``ClientSession`` handing the transport ``on_close``, so a server's exit fails what still waits.
-
-    Until ``ClientSession.connect`` passes ``on_close=`` itself (the change asked for with this
-    transport): then this class is ``ClientSession``.
-    """
-
-    async def connect(self) -> None:
-        if not self._connected:
-            await self.transport.open(self._deliver, on_close=self._requests.close)  # type: ignore[call-arg]
-            self._connected = True
-
-
 async def elicit(params: dict[str, Any]) -> dict[str, Any]:
     return {"action": "accept", "content": {"name": "Ada"}}
 
@@ -74,7 +61,7 @@ def script(source: str, *args: str, **options: Any) -> StdioTransport:
 
 @contextlib.asynccontextmanager
 async def session_to(transport: StdioTransport, **options: Any) -> AsyncIterator[Session]:
-    session = Session(transport, timeout=PATIENT, **options)
+    session = ClientSession(transport, timeout=PATIENT, **options)
     try:
         yield session
     finally:
@@ -145,7 +132,7 @@ async def test_toolkit_run_from_a_command_string() -> None:
 
 async def test_a_command_that_does_not_exist_names_the_command() -> None:
     transport = StdioTransport(["toolkit-no-such-server-command", "--flag"])
-    session = Session(transport)
+    session = ClientSession(transport)
     with pytest.raises(FileNotFoundError) as raised:
         await session.open()
     message = str(raised.value)

@@ -43,7 +43,7 @@ from .._jsonrpc import encode, error_reply
 from .._types import RequestId
 from .._versions import is_modern
 from .sse import EventTooLarge, SseParser
-from .transport import Deliver, TransportClosed
+from .transport import Deliver, OnClose, TransportClosed
 
 logger = logging.getLogger("toolkit.client")
 
@@ -125,7 +125,7 @@ class HttpTransport:
         """Set when the server answered 404 for our session: a new session is needed (a new transport)."""
         self.close_reason: str | None = None
         """Why the connection ended (``close()``, or the server ended the session): ``send`` raises it."""
-        self._on_close: Callable[[str], object] | None = None
+        self._on_close: OnClose | None = None
         self._client = http_client
         self._owns_client = http_client is None
         self._deliver: Deliver | None = None
@@ -137,7 +137,7 @@ class HttpTransport:
 
     # --- the Transport protocol ---------------------------------------------------------------
 
-    async def open(self, deliver: Deliver, *, on_close: Callable[[str], object] | None = None) -> None:
+    async def open(self, deliver: Deliver, *, on_close: OnClose | None = None) -> None:
         """Get ready to send; ``on_close(reason)`` is told once that the connection ended.
 
         Over HTTP that is ``close()``, or the server ending the legacy session (a 404 for it): each

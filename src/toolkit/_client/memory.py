@@ -18,7 +18,7 @@ import pydantic_core
 
 from .._jsonrpc import Notification, Reply, Request, Response, classify, encode
 from .._types import Send
-from .transport import Deliver, TransportClosed
+from .transport import Deliver, OnClose, TransportClosed
 
 HTTP_STATUS_KEY: Final = "_http_status"
 """Where ``MemoryTransport(http_status=True)`` puts the status Streamable HTTP would answer with."""
@@ -59,9 +59,11 @@ class MemoryTransport:
         self._access_token = access_token
         self._http_status = http_status
         self._deliver: Deliver | None = None
+        self._on_close: OnClose | None = None
 
-    async def open(self, deliver: Deliver) -> None:
+    async def open(self, deliver: Deliver, *, on_close: OnClose | None = None) -> None:
         self._deliver = deliver
+        self._on_close = on_close
 
     async def send(self, message: dict[str, Any], *, headers: Mapping[str, str] | None = None) -> None:
         deliver = self._deliver
@@ -91,3 +93,6 @@ class MemoryTransport:
 
     async def close(self) -> None:
         self._deliver = None
+        on_close, self._on_close = self._on_close, None
+        if on_close is not None:
+            on_close("the transport was closed")

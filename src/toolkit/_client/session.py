@@ -158,7 +158,7 @@ class ClientSession:
     async def connect(self) -> None:
         """Open the transport, no handshake (``open`` does both; a raw caller may speak the handshake itself)."""
         if not self._connected:
-            await self.transport.open(self._deliver)
+            await self.transport.open(self._deliver, on_close=self._lost)
             self._connected = True
 
     async def open(self) -> None:
@@ -181,6 +181,10 @@ class ClientSession:
         if self._connected:
             self._connected = False
             await self.transport.close()
+
+    def _lost(self, reason: str) -> None:
+        """The transport ended (the server exited, the stream closed): what still waits fails now, saying why."""
+        self._requests.close(reason)
 
     def _settle(self, version: str) -> None:
         self.protocol_version = version

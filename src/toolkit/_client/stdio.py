@@ -36,7 +36,7 @@ import pydantic_core
 
 from .._framing import FrameSplitter
 from .._jsonrpc import encode
-from .transport import Deliver, TransportClosed
+from .transport import Deliver, OnClose, TransportClosed
 
 logger = logging.getLogger("toolkit.client")
 
@@ -75,9 +75,6 @@ _PAUSE_AT_BYTES: Final = 4 * 1024 * 1024
 
 Stderr = Literal["forward", "capture", "inherit"] | Callable[[str], object]
 """What becomes of the child's stderr: see ``StdioTransport``."""
-
-OnClose = Callable[[str], object]
-"""Told once, with the reason, that the connection ended."""
 
 
 def default_environment() -> dict[str, str]:

@@ -15,6 +15,9 @@
   ``_headers.for_request``); transports without headers ignore them.
 - ``close()``: end the connection (stdio: close the child's stdin; HTTP: ``DELETE`` the legacy
   session). After it, ``send`` raises ``TransportClosed`` and nothing more is delivered.
+- ``open(deliver, on_close=...)``: ``on_close(reason)`` is called once when the connection ends,
+  whatever ended it (the child exited, the server closed the stream, ``close()``): the session
+  fails what still waits for a response with that reason at once, instead of at its timeout.
 """
 
 from __future__ import annotations
@@ -25,11 +28,14 @@ from typing import Any, Protocol
 Deliver = Callable[[dict[str, Any]], Awaitable[None]]
 """Where a transport hands each message the server sent (a parsed JSON-RPC object)."""
 
+OnClose = Callable[[str], object]
+"""Told once, with the reason, that the connection ended."""
+
 
 class Transport(Protocol):
     """One connection to one server, as ``ClientSession`` drives it."""
 
-    async def open(self, deliver: Deliver) -> None: ...
+    async def open(self, deliver: Deliver, *, on_close: OnClose | None = None) -> None: ...
 
     async def send(self, message: dict[str, Any], *, headers: Mapping[str, str] | None = None) -> None: ...
 
