@@ -154,7 +154,8 @@ class TaskRun:
     async def send(self, message: dict[str, Any]) -> None:
         """A 2025-11-25 task's message to the client: on a ``tasks/result`` stream if one is open.
 
-        Otherwise a notification goes to the session (stdout, or the ``GET`` stream if open);
+        A request the stream can no longer carry (its client left) is handled as if there were
+        none. Otherwise a notification goes to the session (stdout, or the ``GET`` stream if open);
         a request goes there only if that reaches the client now (stdio; the ``GET`` stream open
         on this replica), else it waits for the client's ``tasks/result`` (spec: the client
         calls it on ``input_required``).
@@ -163,8 +164,14 @@ class TaskRun:
             params = message.get("params")
             message = {**message, "params": _compat.related_task(dict(params) if params else {}, self.id)}
         if self._result_streams:
-            await self._result_streams[-1](message)
-            return
+            stream = self._result_streams[-1]
+            try:
+                await stream(message)
+                return
+            except ClientRequestError:
+                # That tasks/result's client left without a way to resume (a proxy cut a long
+                # wait, say): the question waits for the next tasks/result instead of failing.
+                self.stop_streaming_to(stream)
         session = self.inbound.session
         if session is not None and session.notify is not None and ("id" not in message or session.notify_delivers()):
             await session.notify(message)
