@@ -72,3 +72,27 @@ async def test_a_response_delivered_while_sending_returns_at_once() -> None:
 
     assert await correlator.request("ping", None, send, 0.0001) == {"echo": "ping"}
     assert len(correlator) == 0
+
+
+async def test_a_request_given_up_on_is_reported_abandoned_and_an_answered_one_is_not() -> None:
+    abandoned: list[tuple[Any, str]] = []
+    correlator = Correlator(failure)
+
+    async def send(message: dict[str, Any]) -> None:
+        pass
+
+    def report(request_id: Any, why: str) -> None:
+        abandoned.append((request_id, why))
+
+    with pytest.raises(Failed):
+        await correlator.request("tools/call", {}, send, 0.01, report)
+    waiting = asyncio.create_task(correlator.request("tools/call", {}, send, 5, report))
+    await asyncio.sleep(0)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    answered = asyncio.create_task(correlator.request("ping", None, send, 5, report))
+    await asyncio.sleep(0)
+    assert correlator.resolve(Response(3, {}, None))
+    assert await answered == {}
+    assert abandoned == [(1, "no response within 0.01 s"), (2, "cancelled")]

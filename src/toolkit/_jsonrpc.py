@@ -415,7 +415,9 @@ class Correlator:
                     abandoned(request_id, f"no response within {timeout:g} s")
                 raise self._failure("timeout", method, timeout) from None
             except asyncio.CancelledError:
-                if abandoned is not None and not future.done():
+                # wait_for cancels the future it waited on: only a response that did arrive means done.
+                answered = future.done() and not future.cancelled()
+                if abandoned is not None and not answered:
                     abandoned(request_id, "cancelled")
                 raise
         finally:
