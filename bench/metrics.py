@@ -55,6 +55,11 @@ TASK_FLOWS: dict[Era, str] = {  # what one task operation is, per era
     "legacy": "task + tasks/result",
 }
 TASK_METRICS = ("cpu_us", "p50_us", "requests")  # the tasks batches' figures (the ratios are derived)
+# The client scenario (bench/clients.py): each framework's MCP client calling get_items on the same
+# toolkit server, its own process's CPU per call; and toolkit.testing.Client in process.
+CLIENT_TRANSPORTS = {"stdio": "stdio", "http": "HTTP"}
+CLIENT_METRICS = ("cpu_us", "p50_us")
+CLIENT_TARGET = Fraction(3, 10)  # toolkit.Client / each anchor's Client: client CPU per tools/call
 
 
 @dataclass(frozen=True)
@@ -197,6 +202,26 @@ def _catalogue() -> list[Metric]:
                     ratio_of=(f"tasks.{era}.task.{metric}", f"tasks.{era}.plain.{metric}"),
                 )
             )
+    for transport, transport_label in CLIENT_TRANSPORTS.items():
+        for era in ERAS:
+            where = f"{transport_label}, {era}"
+            metrics += [
+                Metric(
+                    f"client.{transport}.{era}.cpu_us",
+                    f"get_items client CPU/call, the client's process ({where})",
+                    "µs",
+                    target=CLIENT_TARGET,
+                ),
+                Metric(f"client.{transport}.{era}.p50_us", f"get_items p50 latency seen by the client ({where})", "µs"),
+            ]
+    for era in ERAS:
+        metrics.append(
+            Metric(
+                f"client.testing.{era}.cpu_us",
+                f"toolkit.testing.Client call_tool CPU/call, in process, server included ({era})",
+                "µs",
+            )
+        )
     for era in ERAS:
         for count in REPLICA_COUNTS:
             prefix = f"scaleout.{era}.r{count}"

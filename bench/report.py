@@ -10,6 +10,7 @@ from dataclasses import asdict
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from bench import clients
 from bench.metrics import (
     ANCHORS,
     AUTH_TARGET,
@@ -254,6 +255,7 @@ def table(results: dict[str, Any]) -> str:
     out += _store_verdict(results)
     out += _scaleout_note(results)
     out += _tasks_note(results)
+    out += clients.note(results)
     return "\n".join(out)
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from bench import procs, report
 from bench.baseline import ALIASES, Baseline, BaselineError, compile_sources, prepare
+from bench.clients import client_calls, testing_calls
 from bench.cluster import SERVED_BY, Balancer, RedisServer
 from bench.driver import (
     ACCEPT_BOTH,
@@ -100,10 +101,11 @@ SCENARIO_GROUPS = (
     "store",
     "scaleout",
     "tasks",
+    "client",
 )
 # Run when --scenarios is not given; store and scaleout (redis-server, HAProxy) and tasks
 # (toolkit only) only when asked.
-DEFAULT_GROUPS = ("import", "register", "calls", "auth", "middleware", "list500", "rss")
+DEFAULT_GROUPS = ("import", "register", "calls", "auth", "middleware", "list500", "rss", "client")
 BATCH_METRICS = ("cpu_us", "calls_per_s", "p50_us", "p99_us")
 AUTH_METRICS = ("cpu_us", "p50_us")  # the auth batches' figures (cpu_ratio is derived after the run)
 STORE_METRICS = ("cpu_us", "p50_us")  # the store batches' figures (cpu_ratio is derived after the run)
@@ -217,6 +219,8 @@ class Bench:
         self._store_support: dict[str, str | None] = {}  # framework -> why store/scaleout cannot run
         self._tasks_support: dict[str, str | None] = {}  # framework -> why tasks cannot run
         self._middleware_support: dict[str, dict[str, str | None]] = {}  # framework -> variant -> why not
+        self._client_support: dict[tuple[str, str], str] = {}  # (framework, transport) -> why its client cannot
+        self._client_import_checked: set[str] = set()  # toolkit columns whose `import toolkit` was checked
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -990,6 +994,12 @@ class Bench:
             ("store", "forecast over HTTP, memory vs redis store, both eras", self.store_calls),
             ("scaleout", "forecast via HAProxy, 1 vs 2 replicas, both eras", self.scaleout),
             ("tasks", "build_report over HTTP, plain call vs task, both eras", self.tasks_calls),
+            (
+                "client",
+                "each framework's client: get_items over stdio and HTTP, both eras",
+                lambda fw: client_calls(self, fw),
+            ),
+            ("client", "toolkit.testing.Client in process, both eras", lambda fw: testing_calls(self, fw)),
         ]
         return [entry for entry in every if entry[0] in selected]
 
@@ -1093,7 +1103,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help=f"comma-separated scenario groups: {','.join(SCENARIO_GROUPS)} (default: {','.join(DEFAULT_GROUPS)}); "
         "auth's ratio to the unauthenticated server CPU/call needs calls in the same run; middleware measures "
         "toolkit only (ratios to its own no-middleware server); store and scaleout start redis-server (and "
-        "HAProxy) and measure toolkit only, as does tasks: add --only toolkit",
+        "HAProxy) and measure toolkit only, as does tasks: add --only toolkit; client measures each framework's "
+        "MCP client (toolkit.Client, mcp.Client, fastmcp.Client) against the same toolkit server, and "
+        "toolkit.testing.Client",
     )
     parser.add_argument(
         "--scaleout-seconds",

@@ -587,3 +587,49 @@ def test_the_profile_splits_toolkit_calls_into_line_items(tmp_path: Path) -> Non
         assert (counts["socket.send"] > 0) == (config["transport"] == "http")
         assert f"== toolkit · {config['transport']} · modern: 200 calls ==" in run.stdout
     assert "Proportional attribution" in run.stdout
+
+
+CLIENT_CPU = [f"client.{transport}.{era}.cpu_us" for transport in ("stdio", "http") for era in ("legacy", "modern")]
+
+
+def test_the_client_scenario_measures_toolkits_client_in_quick_mode(tmp_path: Path) -> None:
+    """``--scenarios client``: toolkit.Client over stdio and HTTP in both eras (its own process's CPU
+    per call, every result checked by the driver) and toolkit.testing.Client in process; the floor
+    is a server, not a client, and starts nothing here."""
+    run = _bench("--quick", "--only", "toolkit,floor", "--scenarios", "client", "--out", str(tmp_path), timeout=90)
+    assert "anchors' venv" not in run.stdout, "--only toolkit,floor needs no anchors"
+    results = json.loads((tmp_path / "latest.json").read_text())
+    assert results["errors"] == []
+    metrics = results["metrics"]
+    assert all(key.startswith("client.") for key in metrics), "only the scenario asked for"
+    testing = [f"client.testing.{era}.cpu_us" for era in ("legacy", "modern")]
+    for key in [*CLIENT_CPU, *testing]:
+        assert metrics[key]["median"]["toolkit"] > 0, key
+        assert metrics[key]["frameworks"]["floor"]["unsupported"], key
+    for key in CLIENT_CPU:
+        assert metrics[key]["target"] == "3/10", key
+        raw = metrics[key]["frameworks"]["toolkit"]["raw"][0]
+        assert len(raw["per_batch_us"]) == 5, "every batch is kept"
+        assert min(raw["per_batch_us"]) == pytest.approx(metrics[key]["median"]["toolkit"], abs=0.01), "the lowest"
+        assert metrics[key.replace("cpu_us", "p50_us")]["median"]["toolkit"] > 0
+    assert "toolkit: import toolkit loads no client module" in run.stdout
+    assert "get_items client CPU/call, the client's process (HTTP, modern)" in run.stdout
+    assert "toolkit.testing.Client, modern:" in run.stdout
+
+
+def test_the_toolkit_client_driver_says_when_toolkit_has_no_client(tmp_path: Path) -> None:
+    """A --baseline commit from before toolkit.Client: the driver exits 3 with the reason, which the
+    scenario records as n/a ("it predates it"), not as an error."""
+    (tmp_path / "toolkit").mkdir()
+    (tmp_path / "toolkit" / "__init__.py").write_text("class Server: ...\n")
+    driver = REPO / "bench" / "client_drivers" / "toolkit_client.py"
+    done = subprocess.run(
+        [PYTHON, str(driver), "--transport", "http", "--era", "modern", "--url", "http://127.0.0.1:9/mcp"],
+        env={**server_env(), "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 3, done.stderr
+    assert "predates" in json.loads(done.stdout.strip().splitlines()[-1])["unsupported"]
