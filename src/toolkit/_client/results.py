@@ -12,6 +12,9 @@ client undoes the wrapping where the server declared it, and nowhere else:
 - the official Python SDK's (``mcp``'s FastMCP): an object titled ``<tool name>Output`` whose one
   required property is ``result``.
 
+fastmcp and ``mcp`` 2.x wrap in 2026-07-28 too; their two declarations count there, toolkit's
+bare shape does not (a 2026-07-28 toolkit server sends every value as it is).
+
 The value is checked against the tool's ``outputSchema`` as the server advertised it (spec
 2025-06-18 on, server/tools "Output Schema": clients SHOULD validate): a mismatch raises
 ``OutputMismatch`` naming the tool, never a silent pass.
@@ -78,13 +81,18 @@ class CallToolResult:
         return f"CallToolResult({self.name!r}, data={self.data!r}{flag})"
 
 
-def declares_wrapper(tool_name: str, schema: Any) -> bool:
-    """Whether ``schema`` (an advertised ``outputSchema``) says the value travels as ``{"result": value}``."""
+def declares_wrapper(tool_name: str, schema: Any, *, modern: bool = False) -> bool:
+    """Whether ``schema`` (an advertised ``outputSchema``) says the value travels as ``{"result": value}``.
+
+    ``modern``: the server speaks 2026-07-28, where any value may travel as it is. Some servers
+    (``mcp`` 2.x, fastmcp) wrap there too and say so; only their explicit declarations count,
+    not the bare shape, which a natural ``{"result": 5}`` object has as well.
+    """
     if not isinstance(schema, dict):
         return False
     if schema.get(FASTMCP_WRAP_MARK) is True:
         return True
-    if is_wrapper_schema(schema):
+    if not modern and is_wrapper_schema(schema):
         return True
     properties = schema.get("properties")
     return (
@@ -108,7 +116,7 @@ class ToolView:
         self.name: str = tool["name"]
         schema = tool.get("outputSchema")
         self.schema: dict[str, Any] | None = schema if isinstance(schema, dict) else None
-        self.wrapped = not modern and declares_wrapper(self.name, self.schema)
+        self.wrapped = declares_wrapper(self.name, self.schema, modern=modern)
         self._validator: Any = None
         if self.schema is not None:
             import jsonschema_rs  # noqa: PLC0415  (a Rust validator: cheap per call, built once per tool)
