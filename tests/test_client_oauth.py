@@ -630,3 +630,14 @@ async def test_the_cli_signs_in_with_the_browser_once_and_keeps_the_login(auth: 
         assert code == 0, err
         assert json.loads(out)["structuredContent"] == PARIS
     assert stat.S_IMODE((tmp_path / "oauth.json").stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("version", ["auto", "2025-11-25", "2026-07-28"])
+async def test_toolkit_client_raises_the_oauth_refusal_itself(version: str) -> None:
+    """A refusal reaches the caller of ``toolkit.Client`` as the ``OAuthError`` it is, not a JSON-RPC error."""
+    async with fake_site() as site:
+        doc = {**site.server_metadata(), "issuer": "https://honest.example"}
+        site.documents["/.well-known/oauth-authorization-server"] = Answer(200, doc)
+        with pytest.raises(MetadataRefused, match="RFC 8414"):
+            async with Client(site.mcp, auth=oauth_for(site), protocol_version=version) as client:
+                await client.list_tools()  # pinned to 2026-07-28, the first request is this one

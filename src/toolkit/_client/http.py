@@ -43,7 +43,7 @@ from .._jsonrpc import encode, error_reply
 from .._types import RequestId
 from .._versions import is_modern
 from .sse import EventTooLarge, SseParser
-from .transport import Deliver, OnClose, TransportClosed
+from .transport import FAILURE_KEY, Deliver, OnClose, TransportClosed
 
 logger = logging.getLogger("toolkit.client")
 
@@ -52,6 +52,8 @@ SESSION_ID: Final = "Mcp-Session-Id"
 LAST_EVENT_ID: Final = "Last-Event-ID"
 DEFAULT_MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
 DEFAULT_RETRY_MS: Final = 1000
+KEEPALIVE_SECONDS: Final = 2.0
+"""How long an idle connection is kept for reuse: under the shortest keep-alive servers use (uvicorn's 5 s)."""
 """How long to wait before reconnecting when the server sent no ``retry``."""
 EXCERPT_CHARS: Final = 200
 """How much of an unexpected body an error message quotes."""
@@ -147,7 +149,13 @@ class HttpTransport:
             raise TransportClosed(f"the HTTP transport to {self.url} was closed")
         if self._client is None:
             # Redirects are followed as the other MCP clients do (a mount's ``/mcp`` → ``/mcp/``).
-            self._client = httpx.AsyncClient(timeout=self._timeout(None), follow_redirects=True)
+            # A connection idle longer than a server keeps it (uvicorn: 5 s) is not reused: after a
+            # sign-in that took a while, the retried request would meet a closed socket.
+            self._client = httpx.AsyncClient(
+                timeout=self._timeout(None),
+                follow_redirects=True,
+                limits=httpx.Limits(keepalive_expiry=KEEPALIVE_SECONDS),
+            )
         self._deliver = deliver
         self._on_close = on_close
 
@@ -316,8 +324,8 @@ class HttpTransport:
                 failure: BaseException = self._unreachable(exc) if isinstance(exc, httpx.HTTPError) else exc
                 if not sent.done():
                     sent.set_exception(failure)
-                else:
-                    await self._fail(pending, str(failure))
+                else:  # the caller waits on the session: it gets this exception itself (an OAuthError, say)
+                    await self._fail(pending, str(failure), exception=failure)
                 return
             if not sent.done():
                 sent.set_result(None)  # a transport without httpcore's trace: the answer has begun
@@ -497,12 +505,20 @@ class HttpTransport:
         await self._deliver_for(pending, message)
         return pending.answered
 
-    async def _fail(self, pending: _Pending, text: str, status: int | None = None) -> None:
-        """Answer the request with a JSON-RPC error saying what went wrong (nothing else will answer it)."""
+    async def _fail(
+        self, pending: _Pending, text: str, status: int | None = None, *, exception: BaseException | None = None
+    ) -> None:
+        """Answer the request with a JSON-RPC error saying what went wrong (nothing else will answer it).
+
+        ``exception``: what failed on this side; the session raises it instead of ``ClientError``.
+        """
         if pending.answered:
             return
         data = {"httpStatus": status} if status is not None else None
-        await self._deliver_for(pending, error_reply(pending.request_id, INTERNAL_ERROR, text, data))
+        reply = error_reply(pending.request_id, INTERNAL_ERROR, text, data)
+        if exception is not None:
+            reply[FAILURE_KEY] = exception
+        await self._deliver_for(pending, reply)
 
     async def _read_events(
         self,

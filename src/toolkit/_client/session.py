@@ -45,7 +45,7 @@ from .._types import (
     RequestId,
 )
 from .._versions import KNOWN_VERSIONS, LATEST_LEGACY_VERSION, LATEST_VERSION, LEGACY_VERSIONS, is_known, is_modern
-from .transport import Transport, TransportClosed
+from .transport import FAILURE_KEY, Transport, TransportClosed
 
 logger = logging.getLogger("toolkit.client")
 
@@ -226,6 +226,7 @@ class ClientSession:
             logger.debug("no answer to server/discover within %g s: a legacy server", self.probe_timeout)
             await self._initialize(None)
             return
+        _raise_failure(response)  # the transport failed (a sign-in refused): no era to learn from it
         if "result" in response:
             self.discover_result = response["result"]
             self._settle(version)
@@ -255,6 +256,7 @@ class ClientSession:
         params = {"protocolVersion": requested, "capabilities": self.capabilities, "clientInfo": self.client_info}
         response = await self._exchange("initialize", params, self.timeout, None)
         if "error" in response:
+            _raise_failure(response)
             raise ClientError(response["error"])
         result: dict[str, Any] = response["result"]
         answered = result.get("protocolVersion")
@@ -334,6 +336,7 @@ class ClientSession:
         """Send one request; its ``result``, or ``ClientError`` with the JSON-RPC error."""
         response = await self.request(method, params, meta=meta, timeout=timeout, progress=progress)
         if "error" in response:
+            _raise_failure(response)
             raise ClientError(response["error"])
         result: dict[str, Any] = response["result"]
         return result
@@ -562,6 +565,13 @@ class ClientSession:
 
     async def read_resource(self, uri: str, *, follow_input: bool = True) -> dict[str, Any]:
         return await self.follow_input("resources/read", {"uri": uri}, follow=follow_input)
+
+
+def _raise_failure(response: dict[str, Any]) -> None:
+    """Raise what failed a request on the transport's side, as it was raised there (``FAILURE_KEY``)."""
+    failure = response.get(FAILURE_KEY)
+    if isinstance(failure, BaseException):
+        raise failure
 
 
 def _newest_in_common(supported: Any) -> str | None:

@@ -23,13 +23,18 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 Deliver = Callable[[dict[str, Any]], Awaitable[None]]
 """Where a transport hands each message the server sent (a parsed JSON-RPC object)."""
 
 OnClose = Callable[[str], object]
 """Told once, with the reason, that the connection ended."""
+
+FAILURE_KEY: Final = "_failure"
+"""Where an error response a transport made up for a request carries the exception that failed it
+on this side (an ``OAuthError`` while signing in, say): the session raises that exception rather
+than a ``ClientError``. It never goes on a wire."""
 
 
 class Transport(Protocol):
