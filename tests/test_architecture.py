@@ -72,7 +72,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 ]
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
 TRANSPORTS_MAY_IMPORT = {"foundation", "store", "auth", "transports"}
-CLIENT_MAY_IMPORT = {"foundation", "compat", "client"}  # and the shared OAuth helpers (_is_shared_oauth)
+CLIENT_MAY_IMPORT = {"foundation", "schema", "compat", "client"}  # and the shared OAuth helpers (_is_shared_oauth)
 MAX_TRANSPORT_FUNCTION_LINES = 60
 
 

@@ -483,3 +483,64 @@ async def test_pings_are_answered_and_a_cancelled_question_is_not() -> None:
     finally:
         await session.close()
     assert transport.sent == [{"jsonrpc": "2.0", "id": "p", "result": {}}]
+
+
+class ScriptedHttp(Scripted):
+    """A scripted transport that puts headers on the wire, as Streamable HTTP does."""
+
+    sends_headers = True
+
+
+def tool_with_header(name: str, annotated: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "inputSchema": {"type": "object", "properties": {"region": annotated}}}
+
+
+INVALID_HEADER_TOOLS = [
+    tool_with_header("empty", {"type": "string", "x-mcp-header": ""}),
+    tool_with_header("space", {"type": "string", "x-mcp-header": "My Region"}),
+    tool_with_header("newline", {"type": "string", "x-mcp-header": "Region\n"}),
+    tool_with_header("accented", {"type": "string", "x-mcp-header": "Région"}),
+    tool_with_header("number", {"type": "number", "x-mcp-header": "Region"}),
+    tool_with_header("object", {"type": "object", "x-mcp-header": "Region"}),
+    {
+        "name": "twice",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "a": {"type": "string", "x-mcp-header": "Region"},
+                "b": {"type": "string", "x-mcp-header": "region"},
+            },
+        },
+    },
+    {
+        "name": "in-items",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "Region"}}},
+        },
+    },
+]
+
+
+@pytest.mark.parametrize("transport_class", [ScriptedHttp, Scripted], ids=["http", "stdio"])
+async def test_tools_with_invalid_header_annotations_are_left_out_over_http(
+    transport_class: type[Scripted], caplog: pytest.LogCaptureFixture
+) -> None:
+    transport = transport_class()
+    valid = tool_with_header("valid", {"type": "string", "x-mcp-header": "Region"})
+    async with ClientSession(transport, protocol_version=MODERN) as session:
+        listing = asyncio.create_task(session.list_tools())
+        while not transport.sent:
+            await asyncio.sleep(0)
+        assert transport.deliver is not None
+        reply = {"tools": [valid, *INVALID_HEADER_TOOLS]}
+        await transport.deliver({"jsonrpc": "2.0", "id": transport.sent[0]["id"], "result": reply})
+        tools = await listing
+    if transport_class is ScriptedHttp:  # 2026-07-28 streamable-http: MUST exclude, SHOULD log why
+        assert [tool["name"] for tool in tools] == ["valid"]
+        warned = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+        assert len(warned) == len(INVALID_HEADER_TOOLS)
+        assert any("tool 'twice'" in line and "used twice" in line for line in warned)
+    else:  # other transports MAY ignore the annotations: every tool kept
+        assert len(tools) == 1 + len(INVALID_HEADER_TOOLS)
+    assert session.tool_params == {"valid": {"Region": ("region",)}}

@@ -106,29 +106,3 @@ def for_request(
 
 HEADER_KEYWORD: Final = "x-mcp-header"
 """The input-schema annotation that asks for a parameter to be mirrored in an ``Mcp-Param-*`` header."""
-
-
-def declared_params(input_schema: Any) -> dict[str, tuple[str, ...]]:
-    """A tool's ``x-mcp-header`` parameters as its server declared them: header name → argument path.
-
-    What a client reads to send the headers (2026-07-28 streamable-http, "Custom Headers from
-    Tool Parameters"): only properties reachable from the root through ``properties`` count, as
-    the server side requires; anything else in the schema is not walked. A name that is not a
-    string is not a header (the server that declared it refuses such a schema itself).
-    """
-    found: dict[str, tuple[str, ...]] = {}
-
-    def visit(node: Any, path: tuple[str, ...]) -> None:
-        properties = node.get("properties") if isinstance(node, dict) else None
-        if not isinstance(properties, dict):
-            return
-        for name, child in properties.items():
-            if not isinstance(child, dict):
-                continue
-            header = child.get(HEADER_KEYWORD)
-            if isinstance(header, str) and header:
-                found[header] = (*path, name)
-            visit(child, (*path, name))
-
-    visit(input_schema, ())
-    return found

@@ -98,6 +98,9 @@ class HttpTransport:
     in a row, without anything received, to resume a stream or reopen the GET stream.
     """
 
+    sends_headers: Final = True
+    """The session's headers go on the wire: tools with invalid ``x-mcp-header`` annotations are left out."""
+
     def __init__(
         self,
         url: str,

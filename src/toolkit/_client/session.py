@@ -31,10 +31,12 @@ from .._errors import (
     MISSING_CAPABILITY,
     UNSUPPORTED_VERSION,
     ClientError,
+    SchemaError,
     ToolkitError,
 )
-from .._headers import PROTOCOL_VERSION, ParamPaths, declared_params, for_request
+from .._headers import PROTOCOL_VERSION, ParamPaths, for_request
 from .._jsonrpc import Correlator, Response
+from .._schema.headers import header_params
 from .._types import (
     CLIENT_CAPABILITIES_KEY,
     CLIENT_INFO_KEY,
@@ -537,10 +539,32 @@ class ClientSession:
             tools.extend(result["tools"])
             cursor = result.get("nextCursor")
             if not cursor:
-                self.tool_params = {
-                    tool["name"]: paths for tool in tools if (paths := declared_params(tool.get("inputSchema")))
-                }
-                return tools
+                return self._headed(tools)
+
+    def _headed(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Read each tool's ``x-mcp-header`` parameters; over HTTP, drop a tool that breaks their rules.
+
+        2026-07-28 streamable-http, "Custom Headers from Tool Parameters": a client that sends
+        headers MUST exclude such a tool from ``tools/list`` and SHOULD log why; one malformed
+        tool does not hide the others. Other transports MAY ignore the annotations: kept, unread.
+        """
+        strict = bool(getattr(self.transport, "sends_headers", False))
+        kept: list[dict[str, Any]] = []
+        params: dict[str, ParamPaths] = {}
+        for tool in tools:
+            schema = tool.get("inputSchema") if isinstance(tool, dict) else None
+            try:
+                paths = header_params(schema, f"tool {tool.get('name')!r}") if isinstance(schema, dict) else {}
+            except SchemaError as exc:
+                if strict:
+                    logger.warning("left out of tools/list: %s", exc)
+                    continue
+                paths = {}
+            if paths:
+                params[tool["name"]] = paths
+            kept.append(tool)
+        self.tool_params = params
+        return kept
 
     async def call_tool(
         self,
