@@ -31,6 +31,17 @@ class Forecast(BaseModel):
     high: float
 
 
+PREFERENCES = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "default": "John Doe"},
+        "age": {"type": "integer", "default": 30},
+        "verified": {"type": "boolean", "default": True},
+        "nickname": {"type": "string"},
+    },
+}
+
+
 class Liar(ToolBase):
     """A tool that advertises one output schema and sends something else (a broken server)."""
 
@@ -67,6 +78,11 @@ def make_server() -> Server:
     async def ask_name(ctx: Context) -> str:
         answer = await ctx.elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}})
         return f"hello {answer.data['name']}" if answer.action == "accept" else "no name"
+
+    @server.tool()
+    async def preferences(ctx: Context) -> dict[str, Any]:
+        answer = await ctx.elicit("Preferences?", PREFERENCES)  # a JSON Schema: the content as sent
+        return dict(answer.data) if answer.data is not None else {}
 
     @server.tool()
     async def chatter(ctx: Context) -> str:
@@ -186,6 +202,16 @@ async def test_elicitation_is_answered_by_the_handler_in_both_eras(version: str)
         result = await client.call_tool("ask_name")
     assert result.text == "hello Ada"
     assert asked[0]["message"] == "Your name?"
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+async def test_an_accepted_form_gets_the_defaults_of_the_fields_left_out(version: str) -> None:
+    def elicitation(params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"age": 41}}  # the user changed one field
+
+    async with Client(make_server(), protocol_version=version, elicitation=elicitation) as client:
+        result = await client.call_tool("preferences")
+    assert result.data == {"name": "John Doe", "age": 41, "verified": True}
 
 
 @pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])

@@ -544,3 +544,43 @@ async def test_tools_with_invalid_header_annotations_are_left_out_over_http(
     else:  # other transports MAY ignore the annotations: every tool kept
         assert len(tools) == 1 + len(INVALID_HEADER_TOOLS)
     assert session.tool_params == {"valid": {"Region": ("region",)}}
+
+
+async def answer_next(transport: Scripted, count: int, reply: dict[str, Any]) -> dict[str, Any]:
+    """Wait for the session's ``count``-th message and answer it with ``reply``; the message."""
+    while len(transport.sent) < count:
+        await asyncio.sleep(0)
+    assert transport.deliver is not None
+    message = transport.sent[count - 1]
+    await transport.deliver({"jsonrpc": "2.0", "id": message["id"], **reply})
+    return message
+
+
+REFUSED_ONCE = {"error": {"code": -32022, "message": "Unsupported protocol version", "data": {"supported": [MODERN]}}}
+
+
+@pytest.mark.parametrize("requested", [MODERN, "auto"])
+async def test_a_version_refused_once_but_listed_is_retried_once(requested: str) -> None:
+    """2026-07-28 basic/versioning: the client retries with a version the server lists, even the one it sent."""
+    transport = Scripted()
+    session = ClientSession(transport, protocol_version=requested)
+    async with contextlib.AsyncExitStack() as stack:
+        opening = asyncio.create_task(stack.enter_async_context(session))
+        if requested == "auto":
+            first = await answer_next(transport, 1, REFUSED_ONCE)
+            assert first["method"] == "server/discover"
+            await answer_next(transport, 2, {"result": {"supportedVersions": [MODERN], "capabilities": {}}})
+        await opening
+        assert session.protocol_version == MODERN
+        listing = asyncio.create_task(session.result("tools/list"))
+        base = len(transport.sent)
+        await answer_next(transport, base + 1, REFUSED_ONCE)
+        again = await answer_next(transport, base + 2, {"result": {"tools": []}})
+        assert again["method"] == "tools/list"
+        assert await listing == {"tools": []}
+        # Refused twice: the second refusal is the answer (no loop).
+        twice = asyncio.create_task(session.request("tools/list"))
+        base = len(transport.sent)
+        await answer_next(transport, base + 1, REFUSED_ONCE)
+        await answer_next(transport, base + 2, REFUSED_ONCE)
+        assert (await twice)["error"]["code"] == -32022

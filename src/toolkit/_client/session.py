@@ -247,7 +247,7 @@ class ClientSession:
             raise VersionNotAgreed(f"the server speaks {supported!r}; this client speaks {list(KNOWN_VERSIONS)}")
         if not is_modern(choice):
             await self._initialize(choice)  # a dual-era server whose modern versions are not ours
-        elif retry and choice != version:
+        elif retry:  # once, even with the version just sent: a server may refuse it once and list it
             await self._probe(choice, retry=False)
         else:
             raise ClientError(error)
@@ -308,23 +308,51 @@ class ClientSession:
         ``subscription``: the request opens a subscription (``subscriptions/listen``); each
         notification carrying its id (``_meta`` ``subscriptionId``) goes to this callable.
         """
-        params = dict(params or {})
-        merged = {**self._meta, **meta} if meta else self._meta
+        given = dict(params or {})
         token: str | None = None
         if progress is not None:
             token = f"progress-{next(self._progress_ids)}"
-            merged = {**merged, "progressToken": token}
             self._progress[token] = progress
-        if merged or "_meta" in params:
-            params["_meta"] = {**merged, **params.get("_meta", {})}
-        headers = self._headers_for(method, params)
+        seconds = self.timeout if timeout is None else timeout
         try:
-            return await self._exchange(
-                method, params, self.timeout if timeout is None else timeout, headers, subscription
-            )
+            for attempt in range(2):
+                sent = self._with_meta(given, meta, token)
+                headers = self._headers_for(method, sent)
+                response = await self._exchange(method, sent, seconds, headers, subscription)
+                if attempt or not self._agreed_again(response):
+                    return response
+            raise AssertionError("unreachable: the second attempt returns")  # pragma: no cover
         finally:
             if token is not None:
                 del self._progress[token]
+
+    def _with_meta(self, params: dict[str, Any], meta: dict[str, Any] | None, token: str | None) -> dict[str, Any]:
+        """``params`` with the session's ``_meta``, the caller's, and the progress token."""
+        merged = {**self._meta, **meta} if meta else self._meta
+        if token is not None:
+            merged = {**merged, "progressToken": token}
+        if not (merged or "_meta" in params):
+            return params
+        return {**params, "_meta": {**merged, **params.get("_meta", {})}}
+
+    def _agreed_again(self, response: dict[str, Any]) -> bool:
+        """A modern server refused the version (``UnsupportedProtocolVersionError``) but names one we speak.
+
+        2026-07-28 basic/versioning: the client retries with a version from ``supported``. It
+        settles on it (a pinned session only on its own version, which a server may refuse once
+        and list) and says whether the request should go again, once.
+        """
+        error = response.get("error")
+        if not self.modern or not isinstance(error, dict) or error.get("code") != UNSUPPORTED_VERSION:
+            return False
+        data = error.get("data")
+        choice = _newest_in_common(data.get("supported") if isinstance(data, dict) else None)
+        if choice is None or not is_modern(choice):
+            return False
+        if self.requested_version not in (AUTO, choice):  # pinned: only its own version
+            return False
+        self._settle(choice)
+        return True
 
     async def result(
         self,
@@ -483,8 +511,9 @@ class ClientSession:
             }
         else:
             try:
-                answer = handler(message.get("params") or {})
-                reply["result"] = await answer if isinstance(answer, Awaitable) else answer
+                params = message.get("params") or {}
+                answer = handler(params)
+                reply["result"] = _completed(method, params, await answer if isinstance(answer, Awaitable) else answer)
             except Exception as exc:
                 logger.exception("the %s handler failed", method)
                 reply["error"] = {"code": INTERNAL_ERROR, "message": f"the client's {method} handler failed: {exc}"}
@@ -500,8 +529,9 @@ class ClientSession:
         handler = self.handlers.get(asked["method"])
         if handler is None:
             raise NoHandler(f"the server asked for {asked['method']} and this client has no handler for it")
-        answer = handler(asked.get("params", {}))
-        return await answer if isinstance(answer, Awaitable) else answer
+        params = asked.get("params", {})
+        answer = handler(params)
+        return _completed(asked["method"], params, await answer if isinstance(answer, Awaitable) else answer)
 
     async def follow_input(
         self,
@@ -589,6 +619,26 @@ class ClientSession:
 
     async def read_resource(self, uri: str, *, follow_input: bool = True) -> dict[str, Any]:
         return await self.follow_input("resources/read", {"uri": uri}, follow=follow_input)
+
+
+def _completed(method: str, params: Any, answer: Any) -> Any:
+    """An accepted form elicitation with each field the user left out set to its schema's ``default``.
+
+    2025-11-25 client/elicitation: "Clients that support defaults SHOULD pre-populate form fields
+    with these values": a handler that returns only what the user changed gets the rest filled in.
+    """
+    if method != "elicitation/create" or not isinstance(answer, dict) or answer.get("action") != "accept":
+        return answer
+    schema = params.get("requestedSchema") if isinstance(params, dict) else None
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return answer
+    content = answer.get("content")
+    filled = dict(content) if isinstance(content, dict) else {}
+    for name, field in properties.items():
+        if name not in filled and isinstance(field, dict) and "default" in field:
+            filled[name] = field["default"]
+    return {**answer, "content": filled}
 
 
 def _raise_failure(response: dict[str, Any]) -> None:
