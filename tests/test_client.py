@@ -17,10 +17,10 @@ from pydantic import BaseModel
 
 import toolkit
 from toolkit import Context, Server
+from toolkit._client.results import declares_wrapper
 from toolkit._components import CallContext, ToolBase
 from toolkit._content import CallOutcome
 from toolkit.client import CallToolResult, Client, OutputMismatch, ToolCallFailed
-from toolkit._client.results import declares_wrapper
 
 ERAS = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
 STRUCTURED_ERAS = ["2026-07-28", "2025-11-25", "2025-06-18"]
@@ -289,7 +289,7 @@ async def test_listen_in_the_legacy_era_subscribes_and_unsubscribes() -> None:
             await server.notify_resource_updated("notes://other")  # not asked for
             update = await asyncio.wait_for(anext(subscription), 60)
         assert update["params"]["uri"] == "notes://all"
-        with pytest.raises(toolkit.ToolkitError, match="use client.listen"):
+        with pytest.raises(toolkit.ToolkitError, match=r"use client\.listen"):
             async with Client(server) as modern:
                 await modern.subscribe("notes://all")
 
@@ -324,7 +324,10 @@ async def test_misuse_is_said_plainly() -> None:
 
 
 def test_import_toolkit_loads_no_client() -> None:
-    code = "import sys, toolkit; print(sorted(m for m in sys.modules if m.startswith('toolkit._client') or m == 'toolkit.client'))"
+    code = (
+        "import sys, toolkit; "
+        "print(sorted(m for m in sys.modules if m.startswith('toolkit._client') or m == 'toolkit.client'))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     code = "import toolkit; toolkit.Client; import sys; print('toolkit._client.client' in sys.modules)"
