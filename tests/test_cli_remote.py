@@ -23,7 +23,13 @@ STDIO_TARGET = f"{sys.executable} -m toolkit run {WEATHER}"
 
 def toolkit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(TOOLKIT), *args], capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL, env=env
+        [str(TOOLKIT), *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        stdin=subprocess.DEVNULL,
+        env=env,
     )
 
 

@@ -60,7 +60,7 @@ def script(source: str, *args: str, **options: Any) -> StdioTransport:
 
 
 @contextlib.asynccontextmanager
-async def session_to(transport: StdioTransport, **options: Any) -> AsyncIterator[Session]:
+async def session_to(transport: StdioTransport, **options: Any) -> AsyncIterator[ClientSession]:
     session = ClientSession(transport, timeout=PATIENT, **options)
     try:
         yield session

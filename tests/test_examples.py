@@ -392,14 +392,14 @@ def test_asgi_mount_tools_without_the_app() -> None:
 @pytest.mark.timeout(120)
 def test_remote_client_lists_and_calls_weather_over_stdio_and_http() -> None:
     script = EXAMPLES / "remote_client.py"
-    over_stdio = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=90)
+    over_stdio = subprocess.run([sys.executable, str(script)], check=False, capture_output=True, text=True, timeout=90)
     assert over_stdio.returncode == 0, over_stdio.stderr
     assert "over protocol version 2026-07-28" in over_stdio.stdout
     assert "- get_weather_forecast: Hourly forecast for a city." in over_stdio.stdout
     assert "get_temperatures(city='Paris') -> [61, 63, 66, 70, 72, 71]" in over_stdio.stdout
     with cli_server(EXAMPLES / "weather.py") as server:
         over_http = subprocess.run(
-            [sys.executable, str(script), server.url], capture_output=True, text=True, timeout=90
+            [sys.executable, str(script), server.url], check=False, capture_output=True, text=True, timeout=90
         )
     assert over_http.returncode == 0, over_http.stderr
     assert "get_temperatures(city='Paris') -> [61, 63, 66, 70, 72, 71]" in over_http.stdout

@@ -27,8 +27,8 @@ from ._versions import KNOWN_VERSIONS, LATEST_VERSION, LEGACY_VERSIONS, MODERN_V
 
 if TYPE_CHECKING:
     from ._answers import ElicitResult, Root, SamplingResult
-    from .client import Client
     from ._events import EventStore
+    from .client import Client
 
 __version__ = "0.1.0"
 

@@ -34,9 +34,9 @@ from ._tools import Tool, ToolOptions
 from ._transports.stdio import run_stdio
 
 if TYPE_CHECKING:
-    from ._client.memory import MemoryTransport
     from ._auth.resource import ResourceServer
     from ._auth.tokens import TokenVerifier
+    from ._client.memory import MemoryTransport
     from ._events import EventStore
     from ._transports.http.app import McpApp
     from ._transports.http.docs import PageOptions
