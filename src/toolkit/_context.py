@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ._auth.tokens import AccessToken
     from ._server import Server
 
-ModelT = TypeVar("ModelT", bound=BaseModel)
+T = TypeVar("T")
 
 
 class Services:
@@ -252,32 +252,43 @@ class Context:
             raise ToolError(f"{method} failed: {exc}") from None
 
     @overload
-    async def elicit(self, message: str, schema: type[ModelT], *, key: str | None = None) -> ElicitResult[ModelT]: ...
+    async def elicit(self, message: str, schema: type[T], *, key: str | None = None) -> ElicitResult[T]: ...
 
     @overload
     async def elicit(
         self, message: str, schema: dict[str, Any], *, key: str | None = None
     ) -> ElicitResult[dict[str, Any]]: ...
 
-    async def elicit(
-        self, message: str, schema: type[BaseModel] | dict[str, Any], *, key: str | None = None
-    ) -> ElicitResult[Any]:
-        """Ask the user for structured input (``elicitation/create``, form mode).
+    @overload
+    async def elicit(self, message: str, schema: None = None, *, key: str | None = None) -> ElicitResult[None]: ...
 
-        ``schema`` is a pydantic model (the answer comes back as an instance of it) or a
-        JSON Schema dict of a flat object with primitive properties. ``key`` names the
-        question in the modern era's ``inputRequests`` (default: generated in call order).
+    @overload
+    async def elicit(self, message: str, schema: object, *, key: str | None = None) -> ElicitResult[Any]: ...
+
+    async def elicit(self, message: str, schema: object = None, *, key: str | None = None) -> ElicitResult[Any]:
+        """Ask the user for input (``elicitation/create``, form mode).
+
+        ``schema`` is a pydantic model (the answer comes back as an instance of it), a JSON
+        Schema dict of a flat object with primitive properties, or one value: ``str``, ``int``,
+        ``float``, ``bool``, a ``Literal`` or ``Enum``, a list of choices (``["low", "high"]``;
+        ``[["a", "b"]]`` to pick several), or ``None`` (no data: the user accepts or not). A
+        single value is asked as an object with one property, ``value``, and ``data`` is the
+        value itself. ``key`` names the question in the modern era's ``inputRequests``
+        (default: generated in call order).
         """
-        from ._schema.elicitation import elicitation_schema  # noqa: PLC0415 - on first use: no start-up cost
+        from ._schema.elicitation import elicitation_form, elicitation_schema  # noqa: PLC0415 - on first use
 
+        form = elicitation_form(schema)
         model = schema if isinstance(schema, type) and issubclass(schema, BaseModel) else None
-        requested = elicitation_schema(schema)
+        requested = form.schema if form is not None else elicitation_schema(schema)  # type: ignore[arg-type]
         params = {"mode": "form", "message": message, "requestedSchema": requested}
         params = _compat.fields_for("ElicitRequestFormParams", params, self._inbound.version)
         answer = await self._ask("elicitation", "elicitation/create", params, key, _valid_elicit_answer)
-        return self._elicit_result(answer, model, key)
+        return self._elicit_result(answer, model, form.read if form is not None else None)
 
-    def _elicit_result(self, answer: Any, model: type[BaseModel] | None, key: str | None) -> ElicitResult[Any]:
+    def _elicit_result(
+        self, answer: Any, model: type[BaseModel] | None, read: Callable[[dict[str, Any]], Any] | None
+    ) -> ElicitResult[Any]:
         from ._answers import ElicitResult  # noqa: PLC0415 - imported on first use (see _answers)
 
         action = answer.get("action") if isinstance(answer, dict) else None
@@ -286,6 +297,12 @@ class Context:
         if action != "accept":
             return ElicitResult(action)
         content = answer.get("content") or {}
+        if read is not None:
+            try:
+                return ElicitResult("accept", read(content))
+            except (pydantic.ValidationError, ValueError) as exc:
+                said = exc.errors()[0]["msg"] if isinstance(exc, pydantic.ValidationError) else str(exc)
+                raise ToolError(f"the user's answer does not fit the question: {said}") from None
         if model is None:
             return ElicitResult("accept", content)
         try:

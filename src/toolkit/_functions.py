@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final, get_args, get_origin
 
 import pydantic
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
 
 from ._errors import RegistrationError, SchemaError
 from ._schema.docstrings import Docstring, parse_docstring
@@ -57,6 +59,7 @@ class FunctionInfo:
         "accepts_kwargs",
         "context_param",
         "doc",
+        "fills",
         "fn",
         "has_return_annotation",
         "is_async",
@@ -76,6 +79,7 @@ class FunctionInfo:
         accepts_kwargs: bool,
         is_async: bool,
         doc: Docstring,
+        fills: tuple[tuple[str, Callable[[], Any]], ...] = (),
     ) -> None:
         self.fn: Final = fn
         self.name: Final = name
@@ -86,6 +90,8 @@ class FunctionInfo:
         self.accepts_kwargs: Final = accepts_kwargs
         self.is_async: Final = is_async
         self.doc: Final = doc
+        self.fills: Final = fills
+        """Parameters whose Python default is a ``Field(...)``: what to pass when the argument is absent."""
 
     def __repr__(self) -> str:
         return f"FunctionInfo(name={self.name!r}, params={self.params!r})"
@@ -130,6 +136,7 @@ def inspect_function(fn: Callable[..., Any], *, kind: str, context_type: type) -
         ) from None
 
     params: list[Param] = []
+    fills: list[tuple[str, Callable[[], Any]]] = []
     context_param: str | None = None
     accepts_kwargs = False
     for parameter in signature.parameters.values():
@@ -151,7 +158,14 @@ def inspect_function(fn: Callable[..., Any], *, kind: str, context_type: type) -
                 raise RegistrationError(f"{kind} {name!r} declares two Context parameters")
             context_param = parameter.name
             continue
-        params.append(Param(parameter.name, annotation, parameter.default))
+        default = parameter.default
+        if isinstance(default, FieldInfo):
+            annotation, default, fill = _field_default(
+                annotation, default, f"parameter {parameter.name!r} of {kind} {name!r}"
+            )
+            if fill is not None:
+                fills.append((parameter.name, fill))
+        params.append(Param(parameter.name, annotation, default))
 
     unwrapped = _unwrap(fn)
     is_async = inspect.iscoroutinefunction(unwrapped) or inspect.iscoroutinefunction(
@@ -167,11 +181,80 @@ def inspect_function(fn: Callable[..., Any], *, kind: str, context_type: type) -
         accepts_kwargs=accepts_kwargs,
         is_async=is_async,
         doc=parse_docstring(inspect.getdoc(unwrapped)),
+        fills=tuple(fills),
     )
+
+
+def _field_default(annotation: Any, field: FieldInfo, what: str) -> tuple[Any, Any, Callable[[], Any] | None]:
+    """``x: int = Field(10, ge=1)`` read as ``x: Annotated[int, Field(ge=1)] = 10`` (pydantic's and FastAPI's rule).
+
+    Gives the annotation carrying the field's constraints, the parameter's default (``empty`` when
+    the field has none: a required parameter) and what to pass the function when the argument is
+    absent (its Python default is the ``FieldInfo`` itself, which the function must never see).
+    """
+    if get_origin(annotation) is typing.Annotated and any(
+        isinstance(extra, FieldInfo) for extra in annotation.__metadata__
+    ):
+        raise RegistrationError(
+            f"{what} has both an Annotated[..., Field(...)] hint and a Field(...) default; say it once: "
+            "either `x: Annotated[int, Field(ge=1)] = 10` or `x: int = Field(10, ge=1)`"
+        )
+    given = set(field._attributes_set)
+    if field.default_factory_takes_validated_data:
+        raise RegistrationError(
+            f"{what}: a default_factory that takes the other arguments (data) is not supported for a parameter; "
+            "compute that default in the function"
+        )
+    if "alias" in given or "validation_alias" in given or "serialization_alias" in given:
+        raise RegistrationError(
+            f"{what}: Field(alias=...) cannot rename a parameter (the argument's name is the parameter's); "
+            "rename the parameter instead"
+        )
+    if field.exclude:
+        raise RegistrationError(f"{what}: Field(exclude=True) means nothing for a parameter; remove it")
+    rest = {key: value for key, value in field._attributes_set.items() if key not in ("default", "default_factory")}
+    extras: list[Any] = list(field.metadata)
+    if rest:
+        extras.append(pydantic.Field(**rest))
+    constrained = typing.Annotated[(annotation, *extras)] if extras else annotation
+    if field.default_factory is not None:
+        factory = typing.cast(Callable[[], Any], field.default_factory)
+        return constrained, FACTORY, factory
+    if field.default is PydanticUndefined or field.default is Ellipsis:
+        return constrained, _EMPTY, _missing(what)
+    value = field.default
+    return constrained, value, lambda: value
+
+
+class _Factory:
+    """The default of a parameter whose ``Field(default_factory=...)`` makes it afresh for each call."""
+
+    def __repr__(self) -> str:
+        return "<default_factory>"
+
+
+FACTORY: Final = _Factory()
+
+
+def _missing(what: str) -> Callable[[], Any]:
+    def fail() -> Any:  # only reached by a caller that skips validation (a required argument)
+        raise TypeError(f"{what} is required")
+
+    return fail
+
+
+def filled(info: FunctionInfo, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` plus the defaults of absent ``Field(...)``-defaulted parameters (never the ``FieldInfo``)."""
+    for name, make in info.fills:
+        if name not in kwargs:
+            kwargs[name] = make()
+    return kwargs
 
 
 async def invoke(info: FunctionInfo, kwargs: dict[str, Any]) -> Any:
     """Call the user's function: awaited if async, in a worker thread if not."""
+    if info.fills:
+        kwargs = filled(info, kwargs)
     if info.is_async:
         return await info.fn(**kwargs)
     call = functools.partial(contextvars.copy_context().run, info.fn, **kwargs)

@@ -332,6 +332,10 @@ class Server:
                 the event loop, which saves the thread hand-over (about 50 µs per call);
                 its ``timeout`` cannot interrupt it there.
         """
+        if isinstance(fn, str):
+            raise RegistrationError(
+                f"@server.tool({fn!r}): the tool's name is a keyword argument; use @server.tool(name={fn!r})"
+            )
         if fn is not None:  # server.tool(fn) or server.tool(fn, name=...): the options count too
             self.add_tool(fn, **options)
             return fn
@@ -406,6 +410,11 @@ class Server:
         are percent-decoded once and refused when they could leave a directory (``..``, ``/`` in a
         one-segment variable, an absolute path); ``allow_traversal=True`` turns that off.
         """
+        if not isinstance(uri, str):
+            raise RegistrationError(
+                f"@server.resource takes the resource's URI first: @server.resource(\"data://{{name}}\"), "
+                f"not {uri!r}"
+            )
         options: dict[str, Any] = {
             "context_type": Context,
             "name": name,
@@ -465,6 +474,11 @@ class Server:
 
         ``scopes``: OAuth scopes a caller's token must grant to see and get it (HTTP with ``auth=``).
         """
+
+        if isinstance(fn, str):
+            raise RegistrationError(
+                f"@server.prompt({fn!r}): the prompt's name is a keyword argument; use @server.prompt(name={fn!r})"
+            )
 
         def register(function: F) -> F:
             with explained(function, "prompt", Context):

@@ -25,7 +25,7 @@ from typing_extensions import TypedDict
 from ._components import TaskSupport, ToolBase
 from ._content import CallOutcome, ContentBlock, ToolResult
 from ._errors import ArgumentsInvalid, McpError, OutputInvalid, RegistrationError, SchemaError, ToolError
-from ._functions import FunctionInfo, inspect_function, invoke
+from ._functions import FACTORY, FunctionInfo, filled, inspect_function, invoke
 from ._schema import hints, unions
 from ._schema.checks import describe_errors
 
@@ -238,7 +238,7 @@ class Tool(ToolBase):
             described = info.doc.params.get(param.name)
             if described and "description" not in fragment:
                 fragment["description"] = described
-            if not param.required:
+            if not param.required and param.default is not FACTORY:
                 shown, value = hints.json_default(param.annotation, param.default)
                 if shown:
                     fragment["default"] = value
@@ -352,7 +352,7 @@ class Tool(ToolBase):
         """The function's return value, or a ``CallOutcome`` for a failure (see ``failed``)."""
         try:
             if self.inline:
-                value = self.info.fn(**kwargs)
+                value = self.info.fn(**filled(self.info, kwargs))
                 if inspect.isawaitable(value):
                     value = await value
             elif self.timeout is None:

@@ -29,7 +29,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from ._errors import UnsafeValue
 
@@ -71,6 +71,7 @@ _OPERATORS: Final = {
     "&": _Operator("&", "&", True, "#&,"),
 }
 _RESERVED_OPERATORS: Final = "=,!@|"  # RFC 6570 §2.2: reserved for future extensions
+_RESERVED: Final = ":/?#[]@!$&'()*+,;="  # RFC 3986 §2.2: kept as they are by {+x} and {#x}
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,16 +104,25 @@ class UriTemplate:
         self.allow_traversal = allow_traversal
         self._lists = frozenset(lists)
         self._expressions: list[_Expression] = []
-        pattern = ["^"]
+        pieces: list[tuple[str, _Expression]] = []  # (the literal before it, the expression)
         position = 0
         for found in _EXPRESSION.finditer(template):
-            pattern.append(_literal(template[position : found.start()]))
-            expression = _parse(found.group(1))
+            literal, expression = template[position : found.start()], _parse(found.group(1))
+            position = found.end()
+            if expression.operator == "&" and not literal and pieces and pieces[-1][1].operator == "?":
+                # {?a}{&b} is one query (?a=1&b=2): matched as {?a,b}, each part optional and in any
+                # order, instead of the first expression's pattern taking the whole query.
+                before, query = pieces.pop()
+                expression = _Expression("?", query.variables + expression.variables, True)
+                literal = before
+            pieces.append((literal, expression))
+        pattern = ["^"]
+        for literal, expression in pieces:
+            pattern.append(_literal(literal))
             body = self._regex(expression)
             skippable = expression.spec.first and all(var.name in optional for var in expression.variables)
             pattern.append(f"(?P<e{len(self._expressions)}>{body}){'?' if skippable else ''}")
             self._expressions.append(expression)
-            position = found.end()
         pattern.append(_literal(template[position:]) + "$")
         self._pattern = re.compile("".join(pattern), re.DOTALL)
         names = [var.name for expression in self._expressions for var in expression.variables]
@@ -121,6 +131,44 @@ class UriTemplate:
             raise ValueError(f"the variable {twice[0]!r} appears twice")
         self.variables: tuple[str, ...] = tuple(names)
         self._required = frozenset(names) - frozenset(optional)
+        self._check_readable(optional)
+
+    def _check_readable(self, optional: Collection[str]) -> None:
+        """Refuse a template no URI could be read through: what it expands to must match it again.
+
+        Expanded with sample values (every variable, then the required ones only), the URI must
+        give back the same values; a template whose expressions run into each other (``{a}{b}``)
+        or that a client cannot fill otherwise fails here, at registration, instead of advertising
+        a template every read of which is "Resource not found".
+        """
+        full: dict[str, Value] = {name: self._sample(name) for name in self.variables}
+        required = {name: value for name, value in full.items() if name not in optional}
+        for values in (full, required):
+            uri = self.expand(values)
+            try:
+                matched = self.match(uri)
+            except UnsafeValue:
+                matched = None
+            if matched != values:
+                raise ValueError(
+                    f"no URI can be read through it: {uri!r}, its own expansion (RFC 6570) with "
+                    f"{values}, matches as {matched}; separate the variables with a literal "
+                    "character (a '/' say) or put them in one expression ({a,b})"
+                )
+
+    def _sample(self, name: str) -> Value:
+        return ["v1", "v2"] if name in self._lists else f"v{self.variables.index(name)}"
+
+    def expand(self, values: dict[str, Value]) -> str:
+        """The URI this template makes of ``values`` (RFC 6570 §3.2; absent variables are undefined)."""
+        parts: list[str] = []
+        position = 0
+        for found in _EXPRESSION.finditer(self.template):
+            parts.append(self.template[position : found.start()])
+            parts.append(_expand(_parse(found.group(1)), values))
+            position = found.end()
+        parts.append(self.template[position:])
+        return "".join(parts)
 
     def _regex(self, expression: _Expression) -> str:
         """What the expression's expansion can look like (the values are split out afterwards)."""
@@ -230,6 +278,30 @@ def _parse(text: str) -> _Expression:
     single_wildcard = operator == "" and len(variables) == 1 and variables[0].explode
     wide = operator in ("+", "#", "?", "&") or single_wildcard
     return _Expression(operator, tuple(variables), wide)
+
+
+def _expand(expression: _Expression, values: dict[str, Value]) -> str:
+    """One expression's expansion (RFC 6570 §3.2.1), values percent-encoded as its operator says."""
+    spec = expression.spec
+    safe = _RESERVED if expression.operator in ("+", "#") else ""
+    items: list[str] = []
+    for var in expression.variables:
+        value = values.get(var.name)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            text = quote(value[: var.prefix] if var.prefix else value, safe=safe)
+            items.append(f"{var.name}={text}" if spec.named and (text or expression.operator != ";") else text)
+            if spec.named and not text and expression.operator == ";":
+                items[-1] = var.name
+            continue
+        encoded = [quote(item, safe=safe) for item in value]
+        if var.explode:
+            items.extend(f"{var.name}={item}" if spec.named else item for item in encoded)
+        else:
+            joined = ",".join(encoded)
+            items.append(f"{var.name}={joined}" if spec.named else joined)
+    return spec.first + spec.separator.join(items) if items else ""
 
 
 def _refuse_escapes(name: str, value: str, *, spans: bool) -> None:

@@ -3,13 +3,22 @@
 The spec restricts form elicitation to strings, numbers, integers, booleans and enums
 (single or multi select), with no references, so a pydantic model is flattened here:
 ``$ref`` to an Enum is inlined, ``T | None`` becomes an optional ``T``.
+
+The scalar and choice forms FastMCP users write (``str``, ``int``, ``float``, ``bool``, a
+``Literal`` or ``Enum``, a list of choices, ``[[choices]]`` for several, ``None`` to confirm)
+become an object with one required property, ``value``, whose answer is unwrapped again
+(``ElicitForm.read``); ``None`` asks for no data at all.
 """
 
 from __future__ import annotations
 
+import enum
 import functools
+import typing
+from collections.abc import Callable
 from typing import Any, Final
 
+import pydantic
 from pydantic import BaseModel
 
 from .._errors import ElicitationSchemaError
@@ -17,6 +26,61 @@ from .._types import REF_PREFIX
 from . import hints
 
 _PRIMITIVES: Final = frozenset({"string", "number", "integer", "boolean"})
+
+
+_SCALARS: Final = (str, int, float, bool)
+VALUE: Final = "value"
+"""The property a scalar or choice question's answer travels in (FastMCP's name for it)."""
+
+
+class ElicitForm:
+    """What to send (``schema``) and how to read the accepted ``content`` back (``read``)."""
+
+    __slots__ = ("read", "schema")
+
+    def __init__(self, schema: dict[str, Any], read: Callable[[dict[str, Any]], Any]) -> None:
+        self.schema = schema
+        self.read = read
+
+
+def elicitation_form(schema: Any) -> ElicitForm | None:
+    """The scalar, choice or confirmation form of ``schema``; ``None`` for a model or a JSON Schema dict."""
+    if schema is None or schema is type(None):
+        return ElicitForm({"type": "object", "properties": {}}, lambda content: None)
+    if isinstance(schema, list | tuple):
+        return _choices(list(schema))
+    if isinstance(schema, dict) or (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        return None
+    is_choice = typing.get_origin(schema) is typing.Literal or (
+        isinstance(schema, type) and issubclass(schema, enum.Enum)
+    )
+    if schema not in _SCALARS and not is_choice:
+        return None
+    flat, _ = _flatten(hints.type_schema(schema, "validation"), {}, "elicit()")
+    return _wrapped(flat, pydantic.TypeAdapter(schema))
+
+
+def _choices(choices: list[Any]) -> ElicitForm:
+    many = len(choices) == 1 and isinstance(choices[0], list | tuple)
+    options = list(choices[0]) if many else choices
+    if not options or not all(isinstance(option, str) for option in options):
+        raise ElicitationSchemaError(
+            "elicit() takes a list of choices as strings (['low', 'high']), or [['a', 'b']] to pick several; "
+            f"got {choices!r}"
+        )
+    one = {"type": "string", "enum": options}
+    prop = {"type": "array", "items": one} if many else one
+    choice: Any = typing.Literal.__getitem__(tuple(options))  # Literal["low", "high"], made at run time
+    return _wrapped(prop, pydantic.TypeAdapter(list[choice] if many else choice))
+
+
+def _wrapped(prop: dict[str, Any], adapter: pydantic.TypeAdapter[Any]) -> ElicitForm:
+    def read(content: dict[str, Any]) -> Any:
+        if VALUE not in content:
+            raise ValueError(f"the answer has no {VALUE!r}")
+        return adapter.validate_python(content[VALUE])
+
+    return ElicitForm({"type": "object", "properties": {VALUE: prop}, "required": [VALUE]}, read)
 
 
 def elicitation_schema(schema: type[BaseModel] | dict[str, Any]) -> dict[str, Any]:
@@ -28,7 +92,10 @@ def elicitation_schema(schema: type[BaseModel] | dict[str, Any]) -> dict[str, An
         return schema
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         return _from_model(schema)
-    raise ElicitationSchemaError(f"elicit() takes a pydantic model class or a JSON Schema dict, not {schema!r}")
+    raise ElicitationSchemaError(
+        "elicit() takes a pydantic model class, a JSON Schema dict, str, int, float, bool, a Literal or Enum, "
+        f"a list of choices, or None (just confirm); not {schema!r}"
+    )
 
 
 @functools.lru_cache(maxsize=256)

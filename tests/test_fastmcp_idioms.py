@@ -1,0 +1,356 @@
+"""What FastMCP users write, ported as is (issue 41): it works, or fails at registration saying what to write.
+
+Each test reproduces what a port of a fastmcp 2.x or ``mcp.server.fastmcp`` server observed (a wrong
+schema, a ``FieldInfo`` handed to the function, a template nothing matched, a ``TypeError`` at call
+time, an unhelpful registration error) and fails on the code before the fix.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, Any, Literal
+
+import pytest
+from pydantic import Field
+
+from toolkit import Context, RegistrationError, Server
+from toolkit._uritemplate import UriTemplate
+from toolkit.testing import Client
+
+MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+ERAS = [MODERN, LEGACY]
+
+
+def text(result: dict[str, Any]) -> str:
+    return str(result["content"][0]["text"])
+
+
+# --- 1. Field(...) as a parameter default --------------------------------------------------------
+
+
+def field_server() -> Server:
+    server = Server("fields")
+
+    @server.tool
+    def search(
+        query: str = Field(description="What to look for"),
+        limit: int = Field(10, ge=1, le=50, description="How many results"),
+        tags: list[str] = Field(default_factory=list, description="Only these tags"),  # noqa: B008
+    ) -> str:
+        return f"{query}|{limit!r}|{tags!r}"
+
+    @server.resource("items://{kind}{?page}")
+    def items(kind: str, page: int = Field(1, ge=1, description="Page number")) -> str:
+        return f"{kind}|{page!r}"
+
+    @server.prompt
+    def summarize(topic: str = Field("everything", description="The topic")) -> str:
+        return f"Summarize {topic}"
+
+    return server
+
+
+def test_a_field_default_gives_the_schema_what_annotated_would() -> None:
+    server = field_server()
+
+    @server.tool
+    def annotated(
+        query: Annotated[str, Field(description="What to look for")],
+        limit: Annotated[int, Field(ge=1, le=50, description="How many results")] = 10,
+    ) -> str:
+        return ""
+
+    schema = server.tools["search"].input_schema
+    expected = server.tools["annotated"].input_schema
+    assert schema["properties"]["limit"] == expected["properties"]["limit"]
+    assert schema["properties"]["limit"] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 50,
+        "description": "How many results",
+        "default": 10,
+    }
+    assert schema["properties"]["query"] == expected["properties"]["query"]
+    assert schema["required"] == ["query"]
+    # A default_factory makes a fresh value per call: there is no one default to advertise.
+    assert schema["properties"]["tags"] == {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": "Only these tags",
+    }
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_a_field_default_is_validated_and_the_function_gets_the_value(version: str) -> None:
+    async with Client(field_server(), protocol_version=version) as client:
+        assert text(await client.call_tool("search", {"query": "cats"})) == "cats|10|[]"
+        assert text(await client.call_tool("search", {"query": "cats", "limit": 3})) == "cats|3|[]"
+        refused = await client.call_tool("search", {"query": "cats", "limit": 0})
+        assert refused["isError"] is True
+        assert "arguments/limit: 0 is less than the minimum of 1" in text(refused)
+        missing = await client.call_tool("search", {})
+        assert missing["isError"] is True and "query" in text(missing)
+
+        read = await client.read_resource("items://books")
+        assert read["contents"][0]["text"] == "books|1"
+        read = await client.read_resource("items://books?page=4")
+        assert read["contents"][0]["text"] == "books|4"
+        with pytest.raises(Exception, match="greater than or equal to 1"):
+            await client.read_resource("items://books?page=0")
+
+        prompt = await client.get_prompt("summarize", {})
+        assert prompt["messages"][0]["content"]["text"] == "Summarize everything"
+        listed = await client.result("prompts/list", {})
+        assert listed["prompts"][0]["arguments"] == [{"name": "topic", "description": "The topic", "required": False}]
+
+
+async def test_a_default_factory_runs_for_each_call() -> None:
+    server = Server("factory")
+    made: list[list[str]] = []
+
+    @server.tool
+    def remember(seen: list[str] = Field(default_factory=list)) -> int:  # noqa: B008
+        made.append(seen)
+        seen.append("x")
+        return len(seen)
+
+    async with Client(server) as client:
+        assert (await client.call_tool("remember"))["structuredContent"] == 1
+        assert (await client.call_tool("remember"))["structuredContent"] == 1
+    assert made[0] is not made[1]
+
+
+def test_a_field_default_with_an_annotated_field_is_refused_naming_the_parameter() -> None:
+    server = Server("both")
+    with pytest.raises(RegistrationError) as refused:
+
+        @server.tool
+        def clash(limit: Annotated[int, Field(ge=1)] = Field(10, le=9)) -> int:
+            return limit
+
+    message = str(refused.value)
+    assert "parameter 'limit' of tool 'clash'" in message
+    assert "x: Annotated[int, Field(ge=1)] = 10" in message and "x: int = Field(10, ge=1)" in message
+
+
+@pytest.mark.parametrize(
+    ("default", "said"),
+    [
+        (Field(alias="n"), "cannot rename a parameter"),
+        (Field(default_factory=lambda data: data["other"]), "default_factory that takes the other arguments"),
+        (Field(1, exclude=True), r"Field\(exclude=True\) means nothing for a parameter"),
+    ],
+)
+def test_field_options_that_mean_nothing_for_a_parameter_are_refused(default: Any, said: str) -> None:
+    server = Server("odd")
+
+    def odd(value: int = default) -> int:
+        return value
+
+    for register in (server.tool, server.prompt):
+        with pytest.raises(RegistrationError, match=said) as refused:
+            register(odd)
+        assert "parameter 'value'" in str(refused.value)
+
+
+# --- 2. {?query} templates -------------------------------------------------------------------------
+
+
+def query_server() -> Server:
+    server = Server("queries")
+
+    @server.resource("search://docs{?q,limit}")
+    def search(q: str = "", limit: int = 10) -> str:
+        return f"{q}|{limit}"
+
+    @server.resource("repo://{owner}/{name}{?ref}{&path}")
+    def repo(owner: str, name: str, ref: str = "main", path: str = "") -> str:
+        return f"{owner}|{name}|{ref}|{path}"
+
+    return server
+
+
+@pytest.mark.parametrize("version", ERAS)
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [
+        ("search://docs?q=cats&limit=3", "cats|3"),
+        ("search://docs?limit=3&q=cats", "cats|3"),
+        ("search://docs?q=hello%20world", "hello world|10"),
+        ("search://docs?q=100%2525", "100%25|10"),  # decoded once
+        ("search://docs", "|10"),
+        # {?ref}{&path} is one query: the first expression's pattern took it whole, and no URI matched.
+        ("repo://ada/notes?ref=v2&path=docs%2Findex.md", "ada|notes|v2|docs/index.md"),
+        ("repo://ada/notes?path=a&ref=v2", "ada|notes|v2|a"),
+        ("repo://ada/notes?path=a", "ada|notes|main|a"),
+        ("repo://ada/notes", "ada|notes|main|"),
+    ],
+)
+async def test_query_templates_match_in_any_order_each_part_optional(version: str, uri: str, expected: str) -> None:
+    async with Client(query_server(), protocol_version=version) as client:
+        read = await client.read_resource(uri)
+        assert read["contents"][0]["text"] == expected
+
+
+async def test_query_values_keep_the_traversal_rules() -> None:
+    async with Client(query_server()) as client:
+        with pytest.raises(Exception, match="refused"):
+            await client.read_resource("repo://ada/notes?path=..%2F..%2Fetc%2Fpasswd")
+        with pytest.raises(Exception, match="Resource not found"):
+            await client.read_resource("search://docs?q=cats&unknown=1")
+
+
+def test_a_template_no_uri_can_be_read_through_is_refused_at_registration() -> None:
+    server = Server("unreadable")
+    with pytest.raises(RegistrationError, match="no URI can be read through it") as refused:
+
+        @server.resource("files://{stem}{suffix}")
+        def glued(stem: str, suffix: str) -> str:
+            return stem + suffix
+
+    assert "glued()" in str(refused.value)
+    assert not server.registry.templates
+
+
+@pytest.mark.parametrize(
+    ("template", "options"),
+    [
+        ("m://{a}", {}),
+        ("m://{a,b}", {}),
+        ("m://{+a}", {}),
+        ("m://x{#a}", {}),
+        ("m://{a*}", {}),
+        ("m://x{/a}", {}),
+        ("m://x{/a*}", {"lists": ["a"]}),
+        ("m://x{.a}", {}),
+        ("m://x{;a,b}", {}),
+        ("m://x{?a,b}", {"optional": ["a", "b"]}),
+        ("m://x{?a}{&b}", {"optional": ["a", "b"]}),
+        ("m://x?fixed=1{&a}", {}),
+        ("m://{a:3}", {}),
+    ],
+)
+def test_every_template_form_reads_its_own_expansion(template: str, options: dict[str, Any]) -> None:
+    parsed = UriTemplate(template, **options)
+    values: dict[str, Any] = {
+        name: ["p", "q r"] if name in options.get("lists", ()) else "v w" for name in parsed.variables
+    }
+    if template.endswith("{a:3}"):
+        values = {"a": "abc"}
+    assert parsed.match(parsed.expand(values)) == values
+
+
+# --- 4. ctx.elicit's scalar and choice forms ----------------------------------------------------
+
+
+class Size(enum.Enum):
+    SMALL = "small"
+    LARGE = "large"
+
+
+FORMS: dict[str, tuple[Any, dict[str, Any], Any, Any]] = {
+    # name: (what elicit() is given, the property asked for, what the user answers, what data is)
+    "str": (str, {"type": "string"}, "Ada", "Ada"),
+    "int": (int, {"type": "integer"}, 3, 3),
+    "float": (float, {"type": "number"}, 1.5, 1.5),
+    "bool": (bool, {"type": "boolean"}, True, True),
+    "literal": (Literal["tea", "coffee"], {"type": "string", "enum": ["tea", "coffee"]}, "tea", "tea"),
+    "enum": (Size, {"type": "string", "enum": ["small", "large"]}, "large", Size.LARGE),
+    "choices": (["low", "high"], {"type": "string", "enum": ["low", "high"]}, "high", "high"),
+    "several": (
+        [["red", "blue"]],
+        {"type": "array", "items": {"type": "string", "enum": ["red", "blue"]}},
+        ["blue"],
+        ["blue"],
+    ),
+}
+
+
+def elicit_server(seen: list[Any]) -> Server:
+    server = Server("asks")
+
+    @server.tool
+    async def ask(form: str, ctx: Context) -> str:
+        if form == "confirm":
+            confirmed = await ctx.elicit("Go ahead?", None)
+            seen.append(confirmed.data)
+            return confirmed.action
+        answer = await ctx.elicit(f"Your {form}?", FORMS[form][0])
+        seen.append(answer.data)
+        return answer.action
+
+    return server
+
+
+@pytest.mark.parametrize("version", ERAS)
+@pytest.mark.parametrize("form", list(FORMS))
+async def test_elicit_takes_a_scalar_or_choice_and_gives_the_value_back(version: str, form: str) -> None:
+    _, prop, answered, expected = FORMS[form]
+    asked: list[dict[str, Any]] = []
+    seen: list[Any] = []
+
+    def answer(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params["requestedSchema"])
+        return {"action": "accept", "content": {"value": answered}}
+
+    async with Client(elicit_server(seen), protocol_version=version, elicitation=answer) as client:
+        result = await client.call_tool("ask", {"form": form})
+    assert text(result) == "accept"
+    assert asked == [{"type": "object", "properties": {"value": prop}, "required": ["value"]}]
+    assert seen[-1] == expected and type(seen[-1]) is type(expected)
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_elicit_none_asks_for_no_data(version: str) -> None:
+    asked: list[dict[str, Any]] = []
+    seen: list[Any] = []
+
+    def answer(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params["requestedSchema"])
+        return {"action": "accept", "content": {}}
+
+    async with Client(elicit_server(seen), protocol_version=version, elicitation=answer) as client:
+        assert text(await client.call_tool("ask", {"form": "confirm"})) == "accept"
+    assert asked == [{"type": "object", "properties": {}}]
+    assert seen == [None]
+
+
+async def test_an_answer_that_does_not_fit_the_scalar_is_a_tool_error() -> None:
+    def answer(params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"value": "many"}}
+
+    async with Client(elicit_server([]), elicitation=answer) as client:
+        result = await client.call_tool("ask", {"form": "int"})
+    assert result["isError"] is True
+    assert "the user's answer does not fit the question" in text(result)
+
+
+async def test_choices_that_are_not_strings_are_refused_saying_what_elicit_takes() -> None:
+    server = Server("bad-choices", mask_errors=False)
+
+    @server.tool
+    async def pick(ctx: Context) -> str:
+        await ctx.elicit("Which?", [1, 2])
+        return ""
+
+    async with Client(server, elicitation=lambda params: {"action": "cancel"}) as client:
+        result = await client.call_tool("pick")
+    assert result["isError"] is True
+    assert "a list of choices as strings" in text(result)
+
+
+# --- 6. @server.tool("name") ------------------------------------------------------------------
+
+
+def test_a_positional_name_says_to_use_the_keyword() -> None:
+    server = Server("names")
+    with pytest.raises(RegistrationError, match=r"use @server.tool\(name='greet'\)"):
+        server.tool("greet")  # type: ignore[call-overload]
+    with pytest.raises(RegistrationError, match=r"use @server.prompt\(name='intro'\)"):
+        server.prompt("intro")  # type: ignore[call-overload]
+    with pytest.raises(RegistrationError, match="takes the resource's URI first"):
+
+        @server.resource  # type: ignore[arg-type]
+        def bare() -> str:
+            return ""
