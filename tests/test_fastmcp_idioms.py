@@ -8,10 +8,13 @@ time, an unhelpful registration error) and fails on the code before the fix.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import Field
+from tests.support.stdio import StdioClient
 
 from toolkit import Context, RegistrationError, Server
 from toolkit._uritemplate import UriTemplate
@@ -354,3 +357,60 @@ def test_a_positional_name_says_to_use_the_keyword() -> None:
         @server.resource  # type: ignore[arg-type]
         def bare() -> str:
             return ""
+
+
+# --- 7. RequestLogging under toolkit run --------------------------------------------------------
+
+LOGGED_APP = """
+import logging
+from toolkit import Server
+from toolkit.middleware import RequestLogging
+
+{configure}
+server = Server("logged")
+server.add_middleware(RequestLogging())
+app_logger = logging.getLogger("app")
+
+
+@server.tool
+def ping() -> str:
+    app_logger.info("ping was called")
+    return "pong"
+"""
+
+
+def run_logged(tmp_path: Path, stdio_client: Callable[..., StdioClient], configure: str, *args: str) -> tuple[str, str]:
+    app = tmp_path / "logged.py"
+    app.write_text(LOGGED_APP.format(configure=configure))
+    client = stdio_client(app, *args)
+    client.use_modern()
+    result = client.call_tool("ping")
+    assert result["content"][0]["text"] == "pong"
+    client.close()
+    return client.stderr, str(app)
+
+
+def test_request_logging_logs_at_the_default_level_of_toolkit_run(
+    tmp_path: Path, stdio_client: Callable[..., StdioClient]
+) -> None:
+    stderr, _ = run_logged(tmp_path, stdio_client, "")
+    assert "INFO toolkit.requests: tools/call ping v=2026-07-28 stdio" in stderr
+    assert "ping was called" not in stderr  # the root logger stays at WARNING: only RequestLogging's lines
+
+
+def test_the_apps_own_logging_configuration_is_kept_by_toolkit_run(
+    tmp_path: Path, stdio_client: Callable[..., StdioClient]
+) -> None:
+    configure = 'logging.basicConfig(level=logging.INFO, format="APP %(levelname)s %(name)s: %(message)s")'
+    stderr, _ = run_logged(tmp_path, stdio_client, configure)
+    assert "APP INFO app: ping was called" in stderr
+    assert "APP INFO toolkit.requests: tools/call ping" in stderr
+
+
+def test_an_explicit_log_level_sets_the_level_of_the_apps_configuration(
+    tmp_path: Path, stdio_client: Callable[..., StdioClient]
+) -> None:
+    configure = 'logging.basicConfig(level=logging.INFO, format="APP %(levelname)s %(name)s: %(message)s")'
+    stderr, _ = run_logged(tmp_path, stdio_client, configure, "--log-level", "warning")
+    assert "ping was called" not in stderr
+    assert "APP INFO toolkit.requests: tools/call ping" in stderr  # its own logger's level: INFO

@@ -70,7 +70,12 @@ def _parser() -> argparse.ArgumentParser:
         help="HTTP: keep sessions and streams in Redis (redis://HOST:PORT/DB) so any replica or worker "
         "serves any request ($TOOLKIT_STORE)",
     )
-    run.add_argument("--log-level", default="warning", help="server-side log level on stderr (default warning)")
+    run.add_argument(
+        "--log-level",
+        default=None,
+        help="server-side log level on stderr (default warning; an APP that configures logging itself keeps its "
+        "handlers and level, and --log-level then sets only the level)",
+    )
     run.add_argument("--traceback", action="store_true", help="show the full traceback of an error loading APP")
     auth = run.add_argument_group(
         "authorization (HTTP)", "Require JWT bearer tokens; each flag also reads its environment variable."
@@ -169,12 +174,8 @@ def _main(argv: list[str] | None) -> None:
     if args.command == "version":
         print(__version__)
         return
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=getattr(args, "log_level", "warning").upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
     if args.command == "dev":
+        _configure_logging(args)
         _dev(args)
         return
     docs = _docs_option(args) if args.command == "run" else None
@@ -182,12 +183,14 @@ def _main(argv: list[str] | None) -> None:
     if args.command in ("tools", "call") and _is_remote(args.app):
         from ._cli_remote import run_remote  # noqa: PLC0415  (the client: only for a remote target)
 
+        _configure_logging(args)
         raise SystemExit(asyncio.run(run_remote(args, call)))
     if args.command in ("tools", "call"):
         args.protocol_version = args.protocol_version or LATEST_VERSION
         if args.protocol_version == "auto":
             _usage_of(args.command, "--protocol-version auto is for a URL or a command; an app is asked in process")
     target = _load(args.app, show_traceback=args.traceback)
+    _configure_logging(args)
     server = server_of(target)
     if args.command == "run" and args.transport == "http":
         _export_auth_flags(args)
@@ -248,6 +251,26 @@ def _main(argv: list[str] | None) -> None:
     if args.workers > 1:
         options["app_spec"] = args.app
     server.run("http", **options)
+
+
+def _configure_logging(args: argparse.Namespace) -> None:
+    """Log to stderr at ``--log-level``, once APP is loaded, unless APP configured logging itself.
+
+    Configured before loading, the CLI's handler made an APP's own ``logging.basicConfig(level=INFO)``
+    a silent no-op (basicConfig does nothing once the root logger has a handler). An APP that set
+    up handlers keeps them; an explicit ``--log-level`` then sets the root logger's level only.
+    """
+    given: str | None = getattr(args, "log_level", None)
+    root = logging.getLogger()
+    if root.handlers:
+        if given is not None:
+            root.setLevel(given.upper())
+        return
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=(given or "warning").upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
 
 
 def _is_remote(target: str) -> bool:

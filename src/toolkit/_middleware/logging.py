@@ -55,6 +55,10 @@ class RequestLogging(Middleware):
         if not isinstance(logger, str | logging.Logger):
             raise TypeError(f"RequestLogging(logger=...) takes a logger name or a logging.Logger, not {logger!r}")
         self.logger = logging.getLogger(logger) if isinstance(logger, str) else logger
+        if isinstance(logger, str) and self.logger.level == logging.NOTSET:
+            # Logging is what it is added for: its lines pass whatever the root logger's level
+            # (WARNING by default, and under `toolkit run`), unless its logger is set otherwise.
+            self.logger.setLevel(level)
         self.level = level
         self.arguments = arguments
         self.json = json
