@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -28,7 +29,7 @@ from tests.http_support import Legacy, McpHttp, Modern, connect, serve
 from toolkit import Context, Server
 from toolkit._extensions.tasks import runs
 from toolkit._store.tasks import MemoryTaskStore
-from toolkit.stores import MemoryStore
+from toolkit.stores import MemoryStore, StoreUnavailable
 from toolkit.testing import Client
 
 pytestmark = pytest.mark.timeout(30)
@@ -49,18 +50,29 @@ class Deployment:
         self.listening: dict[str, Callable[[dict[str, Any]], None]] = {}
         self.alive: set[str] = set()
         self.heard: list[dict[str, Any]] = []
+        self.replicas: list[Replica] = []
         self.lost: set[str] = set()
         """Task actions (``"ended"``, ...) whose bus messages are lost on the way."""
 
     def replica(self) -> Replica:
-        return Replica(self)
+        made = Replica(self)
+        self.replicas.append(made)
+        return made
 
 
 class SharedTasks(MemoryTaskStore):
     """The deployment's tasks; ``forget`` is a record expiring in Redis under a waiting replica."""
 
+    unreachable = False
+    """While set, taking answers fails as a store out of reach does."""
+
     def forget(self, task_id: str) -> None:
         self._tasks.pop(task_id)
+
+    async def take_answers(self, task_id: str) -> dict[str, Any]:
+        if self.unreachable:
+            raise StoreUnavailable("the task store is out of reach")
+        return await super().take_answers(task_id)
 
 
 class Replica(MemoryStore):
@@ -565,7 +577,9 @@ async def test_cancel_answers_even_when_the_tool_ignores_its_cancellation() -> N
     assert status == "cancelled"
 
 
-async def test_a_question_asked_after_a_tasks_result_was_dropped_waits_for_the_next_one() -> None:
+async def test_a_question_asked_after_a_tasks_result_was_dropped_waits_for_the_next_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     seen = {"after": asyncio.Event(), "go": asyncio.Event()}
     server = Server("patient", task_poll_interval_ms=20)
 
@@ -594,3 +608,88 @@ async def test_a_question_asked_after_a_tasks_result_was_dropped_waits_for_the_n
             await session.respond(question["id"], {"action": "decline"})
             result = await _next(stream)
     assert result["result"]["content"] == [{"type": "text", "text": "decline"}]
+    # The dropped tasks/result ended quietly once the task did (its stream was already let go).
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR] == []
+
+
+def _patient_server(seen: dict[str, asyncio.Event]) -> Server:
+    server = Server("patient", task_poll_interval_ms=20)
+
+    @server.tool(task="optional")
+    async def patient(ctx: Context) -> str:
+        """Asks once the test lets it, then logs."""
+        await seen["go"].wait()
+        answer = await ctx.elicit("Sure?", Confirm)
+        await ctx.info("answered")
+        return answer.action
+
+    return server
+
+
+async def test_after_a_dropped_tasks_result_the_tasks_messages_go_to_the_open_get_stream() -> None:
+    seen = {"go": asyncio.Event()}
+    async with serve(_patient_server(seen)) as running, connect(running.url) as http:
+        session = await Legacy(http, "2025-11-25", capabilities={"elicitation": {}}).open()
+        async with session.listen() as standalone:
+            reply = await session.request("tools/call", {"name": "patient", "arguments": {}, "task": {}})
+            task_id = reply.result["task"]["taskId"]
+            dropped = asyncio.create_task(session.request("tasks/result", {"taskId": task_id}))
+            await asyncio.sleep(0.3)  # the request is in, waiting for the task
+            dropped.cancel()  # the client gives up: the connection closes
+            with contextlib.suppress(asyncio.CancelledError):
+                await dropped
+            await asyncio.sleep(0.3)  # the server has seen it go
+            seen["go"].set()
+            question = await _next(standalone)
+            assert (question["method"], _related(question)) == ("elicitation/create", {"taskId": task_id})
+            await session.respond(question["id"], {"action": "decline"})
+            log = await _next(standalone)
+            assert (log["method"], log["params"]["data"], _related(log)) == (
+                "notifications/message",
+                "answered",
+                {"taskId": task_id},
+            )
+        result = (await session.request("tasks/result", {"taskId": task_id})).result
+    assert result["content"] == [{"type": "text", "text": "decline"}]
+
+
+async def test_a_question_asked_after_a_tasks_result_was_cancelled_waits_for_the_next_one() -> None:
+    seen = {"go": asyncio.Event()}
+    async with serve(_patient_server(seen)) as running, connect(running.url) as http:
+        session = await Legacy(http, "2025-11-25", capabilities={"elicitation": {}}).open()
+        reply = await session.request("tools/call", {"name": "patient", "arguments": {}, "task": {}})
+        task_id = reply.result["task"]["taskId"]
+        waiting = asyncio.create_task(session.request("tasks/result", {"taskId": task_id}, id="wait-1"))
+        await asyncio.sleep(0.3)  # the request is in, waiting for the task
+        await session.notify("notifications/cancelled", {"requestId": "wait-1", "reason": "enough"})
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(waiting, 5)
+        seen["go"].set()
+        await _poll_legacy(session, task_id, lambda task: task["status"] == "input_required")
+        async with session.stream("tasks/result", {"taskId": task_id}) as stream:
+            question = await _next(stream)
+            assert (question["method"], _related(question)) == ("elicitation/create", {"taskId": task_id})
+            await session.respond(question["id"], {"action": "accept", "content": {"confirm": True}})
+            messages = [await _next(stream), await _next(stream)]
+    assert messages[0]["method"] == "notifications/message"
+    assert messages[1]["result"]["content"] == [{"type": "text", "text": "accept"}]
+
+
+async def test_a_failure_to_collect_answers_after_a_bus_message_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    async with two_replicas() as (deployment, _, a, b):
+        on_a, on_b = Modern(a, capabilities=WITH_TASKS), Modern(b, capabilities=WITH_TASKS)
+        task_id = (await on_a.call_tool("confirm", {"item": "x"})).result["taskId"]
+        asking = await poll(on_b, task_id, lambda task: task["status"] == "input_required")
+        (key,) = asking["inputRequests"]
+        deployment.tasks.unreachable = True  # the store fails the replica that takes the answers
+        with caplog.at_level(logging.ERROR, logger="toolkit"):
+            await deployment.tasks.answer_task(task_id, {key: {"action": "decline"}})
+            await deployment.replicas[1].publish({"t": "task", "a": "input", "i": task_id})  # B tells A
+            deadline = time.monotonic() + 10
+            while not [record for record in caplog.records if record.getMessage() == "task bookkeeping failed"]:
+                assert time.monotonic() < deadline, [record.getMessage() for record in caplog.records]
+                await asyncio.sleep(0.02)
+        deployment.tasks.unreachable = False
+    (logged,) = [record for record in caplog.records if record.getMessage() == "task bookkeeping failed"]
+    assert logged.exc_info is not None
+    assert isinstance(logged.exc_info[1], StoreUnavailable)
