@@ -27,7 +27,17 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("schema", ("_schema",)),
     (
         "model",
-        ("_content", "_answers", "_functions", "_components", "_tools", "_resources", "_prompts", "_completions"),
+        (
+            "_content",
+            "_answers",
+            "_functions",
+            "_components",
+            "_tools",
+            "_resources",
+            "_prompts",
+            "_completions",
+            "_routes",
+        ),
     ),
     ("registry", ("_registry",)),
     ("compat", ("_compat",)),

@@ -8,12 +8,16 @@ time, an unhelpful registration error) and fails on the code before the fix.
 from __future__ import annotations
 
 import enum
+import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import httpx
 import pytest
 from pydantic import Field
+from tests.support.processes import REPO, TOOLKIT, RunningServer, free_port, stop, wait_for_port
 from tests.support.stdio import StdioClient
 
 from toolkit import Context, RegistrationError, Server
@@ -414,3 +418,150 @@ def test_an_explicit_log_level_sets_the_level_of_the_apps_configuration(
     stderr, _ = run_logged(tmp_path, stdio_client, configure, "--log-level", "warning")
     assert "ping was called" not in stderr
     assert "APP INFO toolkit.requests: tools/call ping" in stderr  # its own logger's level: INFO
+
+
+# --- 3. an ASGI app as APP, and plain HTTP routes -----------------------------------------------
+
+ROUTED_APP = """
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from toolkit import Server
+
+server = Server("routed")
+
+
+@server.custom_route("/health", methods=["GET"])
+async def health(request: Request) -> JSONResponse:
+    return JSONResponse({"status": "ok", "asked": request.url.path})
+
+
+@server.tool
+def ping() -> str:
+    return "pong"
+"""
+
+
+def call_over_http(url: str, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One 2026-07-28 tools/call over HTTP; its result."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": name,
+            "arguments": arguments or {},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+    }
+    response = httpx.post(url, json=body, headers=headers, timeout=10)
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()["result"]
+    return result
+
+
+def test_toolkit_run_serves_an_asgi_app_mounting_toolkit_as_it_is(http_server: Callable[..., RunningServer]) -> None:
+    # The loader called any callable as a factory: "Starlette.__call__() missing 3 required positional arguments".
+    running = http_server(REPO / "examples" / "asgi_mount.py:app")
+    assert httpx.get(running.base_url + "/health").json() == {"status": "ok", "mcp": "/ai/mcp"}
+    # The host's lifespan ran, and through it the server's: the catalog is open.
+    assert call_over_http(running.base_url + "/ai/mcp", "stock_level", {"sku": "MUG-1"})["structuredContent"] == 40
+
+
+def test_tools_and_call_find_the_server_an_asgi_app_mounts() -> None:
+    listed = subprocess.run(
+        [str(TOOLKIT), "tools", "examples/asgi_mount.py:app"], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert [tool["name"] for tool in json.loads(listed.stdout)] == ["search_products", "stock_level"]
+
+
+def test_an_asgi_app_mounting_no_server_is_served_over_http_only(
+    tmp_path: Path, http_server: Callable[..., RunningServer]
+) -> None:
+    app = tmp_path / "plain.py"
+    app.write_text(
+        "from starlette.applications import Starlette\n"
+        "from starlette.responses import PlainTextResponse\n"
+        "from starlette.routing import Route\n"
+        "app = Starlette(routes=[Route('/', lambda request: PlainTextResponse('hello'))])\n"
+    )
+    stdio = subprocess.run(
+        [str(TOOLKIT), "run", f"{app}:app"], cwd=REPO, capture_output=True, text=True, check=False, input=""
+    )
+    assert stdio.returncode == 2
+    assert "mounts no toolkit server" in stdio.stderr and "--transport http" in stdio.stderr
+    running = http_server(f"{app}:app")
+    assert httpx.get(running.base_url + "/").text == "hello"
+
+
+def test_a_custom_route_is_served_by_toolkit_run(tmp_path: Path, http_server: Callable[..., RunningServer]) -> None:
+    app = tmp_path / "routed.py"
+    app.write_text(ROUTED_APP)
+    running = http_server(app)
+    assert httpx.get(running.base_url + "/health").json() == {"status": "ok", "asked": "/health"}
+    assert httpx.post(running.base_url + "/health").status_code == 405
+    assert call_over_http(running.url, "ping")["content"][0]["text"] == "pong"
+
+
+def test_a_custom_route_is_served_by_toolkit_dev(tmp_path: Path) -> None:
+    app = tmp_path / "routed.py"
+    app.write_text(ROUTED_APP)
+    port = free_port()
+    log = tmp_path / "dev.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [str(TOOLKIT), "dev", app.name, "--port", str(port), "--no-reload"],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=sink,
+        )
+    try:
+        wait_for_port(port, timeout=20, process=process)
+        base = f"http://127.0.0.1:{port}"
+        assert httpx.get(base + "/health").json() == {"status": "ok", "asked": "/health"}
+        assert httpx.get(base + "/docs").status_code == 200
+    finally:
+        stop(process)
+
+
+async def test_a_custom_route_is_part_of_http_app() -> None:
+    server = Server("routed")
+
+    @server.custom_route("/health")
+    def health(request: Any) -> Any:
+        from starlette.responses import PlainTextResponse
+
+        return PlainTextResponse("ok")
+
+    app = server.http_app()
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
+        assert (await client.get("/health")).text == "ok"
+    assert [route.path for route in server.custom_routes] == ["/health"]
+
+
+def test_custom_route_refusals_say_what_to_write() -> None:
+    server = Server("routes")
+    with pytest.raises(RegistrationError, match=r"methods= takes a list, e.g. methods=\['GET'\]"):
+        server.custom_route("/health", methods="GET")
+    with pytest.raises(RegistrationError, match="an absolute URL path, like '/health'"):
+        server.custom_route("health")
+
+    @server.custom_route("/mcp", methods=["GET"])
+    async def clash(request: Any) -> Any:
+        return None
+
+    with pytest.raises(RegistrationError, match="custom_route\\('/mcp'\\) is where this app serves MCP"):
+        server.http_app()
+    with pytest.raises(RegistrationError, match=r"clash\(\) already serves \['GET'\] there"):
+        server.custom_route("/mcp", methods=["GET", "POST"])(clash)

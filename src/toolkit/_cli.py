@@ -17,8 +17,9 @@ from . import __version__
 from ._errors import AppNotFound, ClientError, StoreUnavailable, ToolkitError
 from ._loader import (
     STORE_ENVIRONMENT,
+    HostApp,
+    Target,
     auth_from_environment,
-    is_http_app,
     load_target,
     server_of,
     store_from_environment,
@@ -191,18 +192,12 @@ def _main(argv: list[str] | None) -> None:
             _usage_of(args.command, "--protocol-version auto is for a URL or a command; an app is asked in process")
     target = _load(args.app, show_traceback=args.traceback)
     _configure_logging(args)
-    server = server_of(target)
     if args.command == "run" and args.transport == "http":
-        _export_auth_flags(args)
-        if args.store:
-            os.environ[STORE_ENVIRONMENT] = args.store
-        try:
-            auth_from_environment(target)
-            store_from_environment(target)
-        except (ValueError, ImportError) as exc:
-            print(f"toolkit: {exc}", file=sys.stderr)
-            raise SystemExit(2) from None
-        _check_store(server)
+        _configure_http(args, target)
+        if not isinstance(target, Server):
+            _serve_built(args, target, docs)
+            return
+    server = _server_of(args.app, target)
     if args.command == "tools":
         print(json.dumps(asyncio.run(_list_tools(server, args.protocol_version)), indent=2))
         return
@@ -210,35 +205,6 @@ def _main(argv: list[str] | None) -> None:
         raise SystemExit(asyncio.run(_call(server, args.app, args.tool, call, args.protocol_version)))
     if args.transport == "stdio":
         server.run("stdio")
-        return
-    if is_http_app(target):
-        # The app was built in code with its own path and options: say so rather than
-        # silently ignoring flags that would change them.
-        ignored = [
-            flag
-            for flag, given in (
-                ("--path", args.path != "/mcp"),
-                ("--docs-path" if args.docs_path else "--docs", docs is not None),
-                ("--allowed-host", args.allowed_host),
-                ("--allowed-origin", args.allowed_origin),
-            )
-            if given
-        ]
-        if ignored:
-            print(
-                f"toolkit: {args.app} is an app made by server.http_app(); set {', '.join(ignored)} there, in code",
-                file=sys.stderr,
-            )
-            raise SystemExit(2)
-        # The HTTP stack is imported only when HTTP is served: a stdio start stays fast.
-        from ._transports.http import runner  # noqa: PLC0415
-
-        if args.workers > 1:
-            runner.run_workers(
-                args.app, workers=args.workers, host=args.host, port=args.port, shared_store=_shared(server)
-            )
-        else:
-            runner.serve_app(target, host=args.host, port=args.port)
         return
     options: dict[str, Any] = {"host": args.host, "port": args.port, "path": args.path, "workers": args.workers}
     if docs is not None:
@@ -251,6 +217,61 @@ def _main(argv: list[str] | None) -> None:
     if args.workers > 1:
         options["app_spec"] = args.app
     server.run("http", **options)
+
+
+def _configure_http(args: argparse.Namespace, target: Target) -> None:
+    """``toolkit run --transport http``: authorization and the store from the flags and the environment."""
+    _export_auth_flags(args)
+    if args.store:
+        os.environ[STORE_ENVIRONMENT] = args.store
+    try:
+        auth_from_environment(target)
+        store_from_environment(target)
+    except (ValueError, ImportError) as exc:
+        print(f"toolkit: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    if not isinstance(target, HostApp) or target.mounted is not None:
+        _check_store(server_of(target))
+
+
+def _serve_built(args: argparse.Namespace, target: McpApp | HostApp, docs: str | None) -> None:
+    """Serve an app built in code (``server.http_app()``, or an ASGI app of the user's) as it was built."""
+    # Its path and options are set in code: say so rather than silently ignoring flags that would change them.
+    ignored = [
+        flag
+        for flag, given in (
+            ("--path", args.path != "/mcp"),
+            ("--docs-path" if args.docs_path else "--docs", docs is not None),
+            ("--allowed-host", args.allowed_host),
+            ("--allowed-origin", args.allowed_origin),
+        )
+        if given
+    ]
+    if ignored:
+        made = "an ASGI app of its own" if isinstance(target, HostApp) else "an app made by server.http_app()"
+        print(f"toolkit: {args.app} is {made}; set {', '.join(ignored)} there, in code", file=sys.stderr)
+        raise SystemExit(2)
+    # The HTTP stack is imported only when HTTP is served: a stdio start stays fast.
+    from ._transports.http import runner  # noqa: PLC0415
+
+    mounted = target.mounted if isinstance(target, HostApp) else target
+    shared = mounted is not None and _shared(server_of(mounted))
+    if args.workers > 1:
+        runner.run_workers(args.app, workers=args.workers, host=args.host, port=args.port, shared_store=shared)
+    elif isinstance(target, HostApp):  # served as it is: its lifespan runs (and through it, the server's)
+        endpoint = mounted.state.mcp if mounted is not None else None
+        runner.serve_asgi(target.app, endpoint, host=args.host, port=args.port, log_level=args.log_level or "warning")
+    else:
+        runner.serve_app(target, host=args.host, port=args.port)
+
+
+def _server_of(app: str, target: Target) -> Server:
+    """The server APP names or mounts; the process ends with status 2 when an ASGI app mounts none."""
+    try:
+        return server_of(target)
+    except AppNotFound as exc:
+        print(f"toolkit: {app}: {exc}; serve it over HTTP (--transport http)", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def _configure_logging(args: argparse.Namespace) -> None:
@@ -286,7 +307,7 @@ def _usage_of(command: str, message: str) -> Any:
     raise SystemExit(2)
 
 
-def _load(app: str, *, show_traceback: bool) -> Server | McpApp:
+def _load(app: str, *, show_traceback: bool) -> Target:
     """APP loaded, or the process ended with status 2 and the reason on stderr."""
     try:
         return load_target(app)

@@ -27,11 +27,11 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from ._errors import INTERNAL_ERROR
-from ._loader import auth_from_environment, load_target, store_from_environment
+from ._loader import HostApp, Target, auth_from_environment, load_target, mounted_app, store_from_environment
 from ._server import Server
-from ._transports.http.app import McpApp
 from ._transports.http.docs import ToolsPage
 from ._transports.http.runner import graceful_server
 from ._transports.http.security import HostGuard
@@ -75,7 +75,7 @@ def serve_child(
 
 def prepare(
     app_spec: str, *, path: str, docs: str, describe: Callable[[Exception], LoadFailure]
-) -> McpApp | LoadFailure:
+) -> ASGIApp | LoadFailure:
     """The app to serve, loaded and configured as ``toolkit run --transport http`` does; or why not."""
     try:
         target = load_target(app_spec)
@@ -89,13 +89,16 @@ def prepare(
         return LoadFailure(f"toolkit: {exc}", None, str(exc))
 
 
-def app_for(target: Server | McpApp, *, app_spec: str, path: str, docs: str) -> McpApp:
+def app_for(target: Target, *, app_spec: str, path: str, docs: str) -> ASGIApp:
     """The app to serve: a ``Server``'s with the tools page, or one built in code as it was built."""
     if isinstance(target, Server):
         return target.http_app(path, docs=docs, shutdown_grace=DEV_SHUTDOWN_GRACE)
     ignored = [flag for flag, given in (("--path", path != "/mcp"), ("--docs-path", docs != "/docs")) if given]
+    made = "an ASGI app of its own" if isinstance(target, HostApp) else "an app made by server.http_app()"
     if ignored:
-        raise ValueError(f"{app_spec} is an app made by server.http_app(); set {', '.join(ignored)} there, in code")
+        raise ValueError(f"{app_spec} is {made}; set {', '.join(ignored)} there, in code")
+    if isinstance(target, HostApp):
+        return target.app
     endpoint = target.state.mcp
     for route in target.routes:
         own_path = getattr(route, "path", path)
@@ -110,9 +113,11 @@ def app_for(target: Server | McpApp, *, app_spec: str, path: str, docs: str) -> 
     return target
 
 
-def serve(app: McpApp, sock: socket.socket, *, log_level: str) -> None:
+def serve(app: ASGIApp, sock: socket.socket, *, log_level: str) -> None:
     """Serve ``app`` on ``sock`` until SIGTERM/SIGINT, as ``runner.serve_app`` serves on a port."""
-    server = graceful_server(app, log_level=log_level, shutdown_grace=DEV_SHUTDOWN_GRACE)
+    mounted = mounted_app(app)
+    endpoint = mounted.state.mcp if mounted is not None else None
+    server = graceful_server(app, endpoint=endpoint, log_level=log_level, shutdown_grace=DEV_SHUTDOWN_GRACE)
     _quiet_restarts(log_level)
     server.run(sockets=[sock])
 

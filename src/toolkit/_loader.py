@@ -8,25 +8,47 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeGuard
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeGuard
 
 from ._errors import AppNotFound
 from ._server import Server
 from ._transports.base import settle_allocator
 
 if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
     from ._transports.http.app import McpApp
 
 
-def load_target(spec: str) -> Server | McpApp:
+class HostApp:
+    """Another ASGI app (Starlette, FastAPI, ...) named as APP, served as it is.
+
+    ``mounted`` is the ``server.http_app()`` it mounts, when one is found among its routes:
+    what ``toolkit run`` over stdio, ``toolkit tools`` and ``toolkit call`` use, and whose
+    requests a graceful shutdown ends.
+    """
+
+    __slots__ = ("app", "mounted")
+
+    def __init__(self, app: ASGIApp, mounted: McpApp | None) -> None:
+        self.app = app
+        self.mounted = mounted
+
+
+Target: TypeAlias = "Server | McpApp | HostApp"
+
+
+def load_target(spec: str) -> Target:
     """Load ``path/to/app.py:attr`` or ``package.module:attr`` (``attr`` defaults to ``server``).
 
     ``attr`` may name a ``Server``, an app made by ``server.http_app(...)`` (to serve it with
-    the HTTP options it was built with), or a function returning either.
+    the HTTP options it was built with), another ASGI app mounting one (served as it is, its
+    lifespan run), or a function returning any of them.
     """
     target, _, attr = spec.partition(":")
     attr = attr or "server"
@@ -37,12 +59,47 @@ def load_target(spec: str) -> Server | McpApp:
         found = [name for name, value in vars(module).items() if isinstance(value, Server)]
         hint = f"; it has {', '.join(found)}" if found else ""
         raise AppNotFound(f"{target} has no attribute {attr!r}{hint}. Use {target}:NAME") from None
-    if not isinstance(obj, Server) and not is_http_app(obj) and callable(obj):
-        obj = obj()
+    if not isinstance(obj, Server) and not is_http_app(obj) and not is_asgi_app(obj) and callable(obj):
+        obj = obj()  # a factory
     if isinstance(obj, Server) or is_http_app(obj):
-        loaded: Server | McpApp = obj
+        loaded: Target = obj
         return loaded
-    raise AppNotFound(f"{spec} is a {type(obj).__name__}, not a toolkit Server (or server.http_app())")
+    if is_asgi_app(obj):
+        return HostApp(obj, mounted_app(obj))
+    raise AppNotFound(
+        f"{spec} is a {type(obj).__name__}, not a toolkit Server, server.http_app() or an ASGI app mounting one"
+    )
+
+
+def is_asgi_app(value: Any) -> bool:
+    """Whether ``value`` is an ASGI application: ``async (scope, receive, send)``, a function or an object.
+
+    An ASGI app is callable, and calling it as a factory fails (``Starlette.__call__() missing 3
+    required positional arguments``): it is told from a factory by its signature.
+    """
+    if inspect.isclass(value) or not callable(value):
+        return False
+    call = value if inspect.isfunction(value) or inspect.ismethod(value) else type(value).__call__
+    if not inspect.iscoroutinefunction(call):
+        return False
+    try:
+        parameters = inspect.signature(value).parameters
+    except (TypeError, ValueError):
+        return False
+    return len(parameters) == 3
+
+
+def mounted_app(app: Any, depth: int = 0) -> McpApp | None:
+    """The ``server.http_app()`` mounted in ``app`` (``Mount(path, app=...)``, FastAPI's ``app.mount``), if any."""
+    if is_http_app(app):
+        return app
+    if depth > 8:
+        return None
+    for route in getattr(app, "routes", None) or ():
+        found = mounted_app(getattr(route, "app", None), depth + 1)
+        if found is not None:
+            return found
+    return None
 
 
 def _import(target: str) -> Any:
@@ -72,10 +129,17 @@ def is_http_app(value: Any) -> TypeGuard[McpApp]:
     return isinstance(getattr(getattr(value, "state", None), "server", None), Server)
 
 
-def server_of(target: Server | McpApp) -> Server:
-    """The ``Server`` itself, or the one behind an app made by ``server.http_app()``."""
+def server_of(target: Target) -> Server:
+    """The ``Server`` itself, or the one behind an app made by ``server.http_app()`` (mounted or not)."""
     if isinstance(target, Server):
         return target
+    if isinstance(target, HostApp):
+        if target.mounted is None:
+            raise AppNotFound(
+                f"the ASGI app {type(target.app).__name__} mounts no toolkit server (server.http_app()) that "
+                "toolkit could find among its routes; name the Server instead (app.py:server)"
+            )
+        target = target.mounted
     server: Server = target.state.server
     return server
 
@@ -91,7 +155,7 @@ AUTH_ENVIRONMENT: Final = {
 """The environment that configures JWT authorization, and the ``toolkit run`` flag setting each."""
 
 
-def auth_from_environment(target: Server | McpApp) -> None:
+def auth_from_environment(target: Target) -> None:
     """Protect the server with a ``JWTVerifier`` when ``TOOLKIT_AUTH_JWKS_URI`` is set.
 
     ``TOOLKIT_AUTH_ISSUER`` is required; the audience defaults to ``TOOLKIT_RESOURCE_URL``
@@ -103,11 +167,11 @@ def auth_from_environment(target: Server | McpApp) -> None:
     flags = ", ".join(f"{AUTH_ENVIRONMENT[name]} (${name})" for name in given)
     if "TOOLKIT_AUTH_JWKS_URI" not in given:
         raise ValueError(f"{flags} configure JWT authorization, which needs --auth-jwks-uri too")
-    server = server_of(target)
-    if not isinstance(target, Server) or server.resource_server is not None:
+    if not isinstance(target, Server) or target.resource_server is not None:
         raise ValueError(
             f"{flags}: this app is configured in code (auth=, or server.http_app()); set authorization there"
         )
+    server = target
     from ._auth.jwt import JWTVerifier  # noqa: PLC0415 - the auth extra, only when asked for
 
     issuer = given.get("TOOLKIT_AUTH_ISSUER")
@@ -130,27 +194,28 @@ STORE_ENVIRONMENT = "TOOLKIT_STORE"
 """The store URL ``toolkit run --store`` sets (``redis://HOST:PORT/DB``)."""
 
 
-def store_from_environment(target: Server | McpApp) -> None:
+def store_from_environment(target: Target) -> None:
     """Give the server the store ``$TOOLKIT_STORE`` names, unless its code chose one."""
     url = os.environ.get(STORE_ENVIRONMENT)
     if not url:
         return
-    server = server_of(target)
     if not isinstance(target, Server):
         raise ValueError(
             f"--store (${STORE_ENVIRONMENT}): this app was built with server.http_app(); pass store= to Server() there"
         )
-    if server.store is not None:
+    if target.store is not None:
         raise ValueError(f"--store (${STORE_ENVIRONMENT}): the server's code already sets store=; use one or the other")
-    server.store = url
+    target.store = url
 
 
-def worker_app() -> McpApp:
+def worker_app() -> Any:
     """The app each uvicorn worker builds (``toolkit run --workers N``)."""
     settle_allocator()
     target = load_target(os.environ["TOOLKIT_APP"])
     auth_from_environment(target)
     store_from_environment(target)
+    if isinstance(target, HostApp):
+        return target.app
     if not isinstance(target, Server):
         return target
     options = json.loads(os.environ.get("TOOLKIT_HTTP_OPTIONS", "{}"))

@@ -27,6 +27,7 @@ from ._mrtr import StateSealer
 from ._prompts import Prompt
 from ._registry import Registry
 from ._resources import Resource, ResourceTemplate
+from ._routes import CustomRoute, CustomRoutes
 from ._settings import Settings
 from ._store.base import Store
 from ._store.urls import open_store
@@ -45,6 +46,8 @@ logger = logging.getLogger("toolkit")
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
+
+
 ToolBaseT = TypeVar("ToolBaseT", bound=ToolBase)
 Lifespan = Callable[["Server"], contextlib.AbstractAsyncContextManager[Any]]
 
@@ -211,6 +214,7 @@ class Server:
         self.engine = Engine(self.registry, self.settings, owner=self, lifespan_state=lambda: self.lifespan_state)
         self.engine.add_extension(TasksExtension())
         self._middleware: list[Middleware] = []
+        self._routes = CustomRoutes()
         for each in middleware:
             self.add_middleware(each)
         self.resource_server: ResourceServer | None = None
@@ -412,8 +416,7 @@ class Server:
         """
         if not isinstance(uri, str):
             raise RegistrationError(
-                f"@server.resource takes the resource's URI first: @server.resource(\"data://{{name}}\"), "
-                f"not {uri!r}"
+                f'@server.resource takes the resource\'s URI first: @server.resource("data://{{name}}"), not {uri!r}'
             )
         options: dict[str, Any] = {
             "context_type": Context,
@@ -490,6 +493,31 @@ class Server:
     def remove_prompt(self, name: str) -> None:
         """Unregister a prompt; connected clients are told the list changed."""
         self.registry.remove_prompt(name)
+
+    # --- plain HTTP routes ---------------------------------------------------------------------------
+
+    def custom_route(
+        self, path: str, methods: Sequence[str] = ("GET",), *, name: str | None = None
+    ) -> Callable[[F], F]:
+        """Serve a plain HTTP endpoint at ``path`` beside the MCP endpoint: a health check, a webhook.
+
+        The function is a Starlette endpoint: it takes a ``starlette.requests.Request`` and returns a
+        ``Response``. Served by ``toolkit run --transport http``, ``toolkit dev`` and every app
+        ``http_app()`` makes; not over stdio. Neither ``auth=`` nor the Host/Origin checks apply to
+        it: it is public, so check what it needs itself.
+        """
+        self._routes.check(path, methods)
+
+        def decorator(function: F) -> F:
+            self._routes.add(path, function, methods, name)
+            return function
+
+        return decorator
+
+    @property
+    def custom_routes(self) -> tuple[CustomRoute, ...]:
+        """The plain HTTP routes added with ``custom_route``, in order."""
+        return tuple(self._routes.routes)
 
     # --- middleware ---------------------------------------------------------------------------------
 
@@ -659,7 +687,8 @@ class Server:
             max_concurrent_requests=self.max_concurrent_requests,
             **options,
         )
-        app = create_app(endpoint, path=path, docs=docs)
+        routes = self._routes.served_beside(path, docs.path if docs else None)
+        app = create_app(endpoint, path=path, docs=docs, custom=routes)
         app.state.server = self
         return app
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from starlette.applications import Starlette
@@ -470,12 +470,19 @@ class _Started:
         await self.send(message)
 
 
-def create_app(endpoint: McpEndpoint, *, path: str = "/mcp", docs: PageOptions | None = None) -> McpApp:
+def create_app(
+    endpoint: McpEndpoint,
+    *,
+    path: str = "/mcp",
+    docs: PageOptions | None = None,
+    custom: Sequence[tuple[str, Callable[..., Any], list[str], str | None]] = (),
+) -> McpApp:
     """A Starlette app serving ``endpoint`` at ``path``; its lifespan runs the server's.
 
     An authenticated endpoint also gets its protected resource metadata, at
     ``/.well-known/oauth-protected-resource`` + ``path`` and at the bare well-known path.
-    With ``docs``, the tools page is served at its path.
+    With ``docs``, the tools page is served at its path. ``custom``: the server's plain HTTP
+    endpoints (``Server.custom_route``), as ``(path, endpoint, methods, name)``.
     """
     routes = [Route(path, endpoint=endpoint, methods=["GET", "POST", "DELETE"])]
     if docs is not None:
@@ -490,6 +497,7 @@ def create_app(endpoint: McpEndpoint, *, path: str = "/mcp", docs: PageOptions |
         methods = ["GET", "HEAD", "OPTIONS"]
         routes.append(Route(WELL_KNOWN + path.rstrip("/"), endpoint=metadata, methods=methods))
         routes.append(Route(WELL_KNOWN, endpoint=metadata, methods=methods))
+    routes += [Route(where, endpoint=function, methods=verbs, name=name) for where, function, verbs, name in custom]
     app = McpApp(routes=routes, lifespan=endpoint.lifespan, path=path)
     app.state.mcp = endpoint
     return app

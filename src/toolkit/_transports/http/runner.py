@@ -17,6 +17,7 @@ from typing import Any, Final
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 from ..._mrtr import STATE_SECRET_ENV
 from ..base import settle_allocator
@@ -40,16 +41,40 @@ def serve_app(
     graceful_server(app, host=host, port=port, log_level=log_level, shutdown_grace=shutdown_grace).run()
 
 
+def serve_asgi(
+    app: ASGIApp, endpoint: McpEndpoint | None, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning"
+) -> None:
+    """Serve an ASGI app of the user's (Starlette, FastAPI) as it is, its lifespan run, until SIGTERM/SIGINT.
+
+    ``endpoint``: the toolkit endpoint it mounts, if known, whose long-lived streams are ended
+    first on shutdown.
+    """
+    graceful_server(app, endpoint=endpoint, host=host, port=port, log_level=log_level).run()
+
+
 def graceful_server(
-    app: Starlette,
+    app: ASGIApp,
     *,
+    endpoint: McpEndpoint | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
     log_level: str = "warning",
     shutdown_grace: float | None = None,
 ) -> GracefulServer:
-    """The uvicorn server ``serve_app`` runs (``.run()``; ``.run(sockets=[...])`` on sockets of one's own)."""
-    endpoint: McpEndpoint = app.state.mcp
+    """The uvicorn server ``serve_app`` runs (``.run()``; ``.run(sockets=[...])`` on sockets of one's own).
+
+    ``endpoint`` defaults to the one of an app made by ``server.http_app()``; an app without one
+    (an ASGI app mounting none) gets uvicorn's own graceful shutdown.
+    """
+    if endpoint is None:
+        endpoint = getattr(getattr(app, "state", None), "mcp", None)
+    if endpoint is None:
+        grace = math.ceil(10.0 if shutdown_grace is None else shutdown_grace)
+        config = uvicorn.Config(
+            app, host=host, port=port, log_level=log_level, lifespan="on", timeout_graceful_shutdown=grace
+        )
+        settle_allocator()
+        return GracefulServer(config, None)
     if shutdown_grace is not None:
         endpoint.shutdown_grace = shutdown_grace
     # uvicorn's own deadline comes a little after ours, so requests still running when the grace
@@ -122,7 +147,7 @@ class GracefulServer(uvicorn.Server):
     by signal"; a server that drained its requests as asked has succeeded and exits 0.
     """
 
-    def __init__(self, config: uvicorn.Config, endpoint: McpEndpoint) -> None:
+    def __init__(self, config: uvicorn.Config, endpoint: McpEndpoint | None) -> None:
         super().__init__(config)
         self.endpoint = endpoint
 
@@ -139,6 +164,9 @@ class GracefulServer(uvicorn.Server):
                 signal.signal(sig, handler)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self.endpoint is None:
+            await super().shutdown(sockets)
+            return
         self.endpoint.begin_shutdown()
         expiring = asyncio.create_task(self.endpoint.expire_requests())
         try:
