@@ -565,3 +565,107 @@ def test_custom_route_refusals_say_what_to_write() -> None:
         server.http_app()
     with pytest.raises(RegistrationError, match=r"clash\(\) already serves \['GET'\] there"):
         server.custom_route("/mcp", methods=["GET", "POST"])(clash)
+
+
+# --- 5. FastMCP calls toolkit lacks, and the real exception for the developer ---------------------
+
+PORTED_APP = """
+import contextlib
+import sqlite3
+
+from toolkit import Context, Image, Server
+
+
+@contextlib.asynccontextmanager
+async def open_db(server):
+    db = sqlite3.connect(":memory:")  # on the event loop's thread, check_same_thread left on
+    try:
+        yield db
+    finally:
+        db.close()
+
+
+server = Server("ported", lifespan=open_db)
+
+
+@server.tool
+async def settings(ctx: Context) -> str:
+    return str(ctx.request_context.lifespan_context)
+
+
+@server.tool
+def logo() -> Image:
+    return Image(data=b"...", format="png")
+
+
+@server.tool
+def count(ctx: Context) -> int:
+    return ctx.lifespan.execute("select 1").fetchone()[0]
+"""
+
+HINTS = {
+    "settings": "AttributeError: 'Context' object has no attribute 'request_context' (FastMCP's); in toolkit, "
+    "ctx.lifespan is what the lifespan yielded",
+    "logo": "TypeError: Image(format='png'): toolkit takes the MIME type, mime_type='image/png'",
+    "count": "ProgrammingError: SQLite objects created in a thread can only be used in that same thread",
+}
+
+
+@pytest.mark.parametrize("tool", list(HINTS))
+def test_toolkit_call_shows_the_real_exception_and_what_to_write_instead(tmp_path: Path, tool: str) -> None:
+    app = tmp_path / "ported.py"
+    app.write_text(PORTED_APP)
+    called = subprocess.run(
+        [str(TOOLKIT), "call", str(app), tool], cwd=REPO, capture_output=True, text=True, check=False, input=""
+    )
+    assert called.returncode == 1
+    said = json.loads(called.stdout)["content"][0]["text"]
+    assert said.startswith(f"Error executing tool {tool!r}: {HINTS[tool]}")
+    if tool == "count":
+        assert "sqlite3.connect(..., check_same_thread=False)" in said and "docs/context.md" in said
+
+
+def test_toolkit_dev_shows_the_real_exception(tmp_path: Path) -> None:
+    app = tmp_path / "ported.py"
+    app.write_text(PORTED_APP)
+    port = free_port()
+    with (tmp_path / "dev.log").open("wb") as sink:
+        process = subprocess.Popen(
+            [str(TOOLKIT), "dev", app.name, "--port", str(port), "--no-reload"],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=sink,
+        )
+    try:
+        wait_for_port(port, timeout=20, process=process)
+        result = call_over_http(f"http://127.0.0.1:{port}/mcp", "logo")
+        assert result["content"][0]["text"] == f"Error executing tool 'logo': {HINTS['logo']}"
+    finally:
+        stop(process)
+
+
+async def test_production_clients_still_see_the_masked_message_and_the_log_has_the_hint(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    namespace: dict[str, Any] = {}
+    exec(compile(PORTED_APP, "ported.py", "exec"), namespace)
+    async with Client(namespace["server"]) as client:
+        result = await client.call_tool("count")
+    assert text(result) == "Error executing tool 'count'"
+    logged = [record.getMessage() for record in caplog.records if record.name == "toolkit"]
+    assert any("check_same_thread=False" in line and "docs/context.md" in line for line in logged)
+
+
+async def test_ctx_log_takes_fastmcps_extra() -> None:
+    server = Server("extra")
+
+    @server.tool
+    async def work(ctx: Context) -> str:
+        await ctx.info("fetched", extra={"rows": 3})
+        return "done"
+
+    async with Client(server, protocol_version=LEGACY, log_level="info") as client:
+        await client.call_tool("work")
+    logged = [message["params"] for message in client.notifications if message["method"] == "notifications/message"]
+    assert logged == [{"level": "info", "data": {"message": "fetched", "rows": 3}}]

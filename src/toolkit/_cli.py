@@ -517,6 +517,8 @@ def _usage(message: str) -> Any:
 
 async def _call(server: Server, app: str, tool: str, arguments: CallArguments, version: str) -> int:
     """Call ``tool`` as a client of ``version``; print its result; the exit status."""
+    # The person at the keyboard wrote the tool: show them the exception, not "Error executing tool".
+    server.mask_errors = False
     async with Client(server, protocol_version=version) as client:
         return await call_on(client, app, tool, arguments)
 

@@ -82,8 +82,17 @@ class _Media(ContentBlock):
         mime_type: str | None = None,
         annotations: Annotations | None = None,
         meta: dict[str, Any] | None = None,
+        **unknown: Any,
     ) -> None:
         super().__init__(annotations, meta)
+        if "format" in unknown:  # FastMCP's Image(data=..., format="png")
+            given = unknown["format"]
+            raise TypeError(
+                f"{type(self).__name__}(format={given!r}): toolkit takes the MIME type, "
+                f"mime_type='{self._kind}/{str(given).lower().lstrip('.')}'"
+            )
+        if unknown:
+            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {next(iter(unknown))!r}")
         if (data is None) == (path is None):
             raise TypeError(f"{type(self).__name__}() takes exactly one of data= (bytes or base64 text) or path=")
         if path is not None:

@@ -16,8 +16,8 @@ input schema). The same code works in both protocol eras:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 
 import pydantic
 from pydantic import BaseModel
@@ -63,6 +63,14 @@ class Context:
         self._services = services
         self._last_progress: float | None = None
         self._sequence = 0
+
+    if not TYPE_CHECKING:  # for type checkers a Context has only what it has
+
+        def __getattr__(self, name: str) -> Any:
+            instead = _FASTMCP_NAMES.get(name)
+            if instead is None:
+                raise AttributeError(f"'Context' object has no attribute {name!r}")
+            raise AttributeError(f"'Context' object has no attribute {name!r} (FastMCP's); in toolkit, {instead}")
 
     # --- about the request --------------------------------------------------------------------
 
@@ -126,14 +134,19 @@ class Context:
 
     # --- logging and progress -----------------------------------------------------------------
 
-    async def log(self, level: LogLevel, data: Any, *, logger: str | None = None) -> None:
+    async def log(
+        self, level: LogLevel, data: Any, *, logger: str | None = None, extra: Mapping[str, Any] | None = None
+    ) -> None:
         """Send ``notifications/message`` to the client, if it asked for this level.
 
         Legacy era: filtered by ``logging/setLevel``. Modern era: sent only when the request's
         ``_meta`` carries ``io.modelcontextprotocol/logLevel``, at that level or above.
+        ``extra``: structured fields sent with the message, as ``{"message": data, **extra}``.
         """
         if level not in LOG_RANK:
             raise ValueError(f"unknown log level {level!r}; use one of {list(LOG_RANK)}")
+        if extra:
+            data = {"message": data, **extra}
         threshold = self._inbound.log_level
         if threshold is None or LOG_RANK[level] < LOG_RANK[threshold]:
             return
@@ -142,20 +155,20 @@ class Context:
             params["logger"] = logger
         await self._inbound.send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
 
-    async def debug(self, data: Any, *, logger: str | None = None) -> None:
-        await self.log("debug", data, logger=logger)
+    async def debug(self, data: Any, *, logger: str | None = None, extra: Mapping[str, Any] | None = None) -> None:
+        await self.log("debug", data, logger=logger, extra=extra)
 
-    async def info(self, data: Any, *, logger: str | None = None) -> None:
-        await self.log("info", data, logger=logger)
+    async def info(self, data: Any, *, logger: str | None = None, extra: Mapping[str, Any] | None = None) -> None:
+        await self.log("info", data, logger=logger, extra=extra)
 
-    async def notice(self, data: Any, *, logger: str | None = None) -> None:
-        await self.log("notice", data, logger=logger)
+    async def notice(self, data: Any, *, logger: str | None = None, extra: Mapping[str, Any] | None = None) -> None:
+        await self.log("notice", data, logger=logger, extra=extra)
 
-    async def warning(self, data: Any, *, logger: str | None = None) -> None:
-        await self.log("warning", data, logger=logger)
+    async def warning(self, data: Any, *, logger: str | None = None, extra: Mapping[str, Any] | None = None) -> None:
+        await self.log("warning", data, logger=logger, extra=extra)
 
-    async def error(self, data: Any, *, logger: str | None = None) -> None:
-        await self.log("error", data, logger=logger)
+    async def error(self, data: Any, *, logger: str | None = None, extra: Mapping[str, Any] | None = None) -> None:
+        await self.log("error", data, logger=logger, extra=extra)
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send ``notifications/progress``, if the request carried a progress token.
@@ -364,6 +377,18 @@ class Context:
             for root in roots
             if isinstance(root, dict) and "uri" in root
         ]
+
+
+_FASTMCP_NAMES: Final = {
+    "request_context": "ctx.lifespan is what the lifespan yielded (request_context.lifespan_context), "
+    "ctx.request the HTTP request, ctx.session_id and ctx.request_id the rest",
+    "get_state": "keep state in what the lifespan yields (ctx.lifespan), keyed by ctx.session_id if per session",
+    "set_state": "keep state in what the lifespan yields (ctx.lifespan), keyed by ctx.session_id if per session",
+    "fastmcp": "ctx.server is the Server",
+    "client_id": "ctx.access_token.client_id (HTTP with auth=), or ctx.client_info",
+    "session": "ctx.session_id identifies the session; ctx.elicit, ctx.sample and ctx.list_roots ask the client",
+}
+"""Names FastMCP's ``Context`` has and toolkit's does not, and what to write instead."""
 
 
 def _valid_elicit_answer(answer: Any) -> bool:

@@ -30,7 +30,15 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from ._errors import INTERNAL_ERROR
-from ._loader import HostApp, Target, auth_from_environment, load_target, mounted_app, store_from_environment
+from ._loader import (
+    HostApp,
+    Target,
+    auth_from_environment,
+    load_target,
+    mounted_app,
+    server_of,
+    store_from_environment,
+)
 from ._server import Server
 from ._transports.http.docs import ToolsPage
 from ._transports.http.runner import graceful_server
@@ -90,7 +98,14 @@ def prepare(
 
 
 def app_for(target: Target, *, app_spec: str, path: str, docs: str) -> ASGIApp:
-    """The app to serve: a ``Server``'s with the tools page, or one built in code as it was built."""
+    """The app to serve: a ``Server``'s with the tools page, or one built in code as it was built.
+
+    A tool's exception reaches the client in full (``mask_errors=False``): in development the
+    client is the person who wrote the tool, and "Error executing tool" tells them nothing.
+    """
+    mounted = target.mounted if isinstance(target, HostApp) else target
+    if mounted is not None:
+        server_of(mounted).mask_errors = False
     if isinstance(target, Server):
         return target.http_app(path, docs=docs, shutdown_grace=DEV_SHUTDOWN_GRACE)
     ignored = [flag for flag, given in (("--path", path != "/mcp"), ("--docs-path", docs != "/docs")) if given]

@@ -264,6 +264,22 @@ async def invoke(info: FunctionInfo, kwargs: dict[str, Any]) -> Any:
     return result
 
 
+def failure_hint(exc: BaseException) -> str | None:
+    """What to do about an exception a function raised, when toolkit knows a likely cause; else None.
+
+    A plain ``def`` runs in a worker thread (``invoke``), so an object bound to the thread that made
+    it, a ``sqlite3`` connection opened in the lifespan on the event loop's thread, fails there
+    (FastMCP runs plain functions on the loop, so code ported from it meets this).
+    """
+    if type(exc).__module__ == "sqlite3" and "thread" in str(exc):
+        return (
+            "plain def tools run in worker threads: open the connection with "
+            "sqlite3.connect(..., check_same_thread=False) and guard it with a lock, or open one per call, "
+            "or make the tool async def; see 'Lifespan' in docs/context.md"
+        )
+    return None
+
+
 class WorkerThreads(concurrent.futures.Executor):
     """The threads plain ``def`` tools, resources and prompts run in.
 

@@ -372,7 +372,7 @@ class Server:
             tool = Tool(
                 fn,
                 context_type=Context,
-                mask_errors=self.mask_errors,
+                mask_errors=lambda: self.settings.mask_errors,
                 max_argument_depth=self.max_argument_depth,
                 **options,
             )

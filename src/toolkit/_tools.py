@@ -25,7 +25,7 @@ from typing_extensions import TypedDict
 from ._components import TaskSupport, ToolBase
 from ._content import CallOutcome, ContentBlock, ToolResult
 from ._errors import ArgumentsInvalid, McpError, OutputInvalid, RegistrationError, SchemaError, ToolError
-from ._functions import FACTORY, FunctionInfo, filled, inspect_function, invoke
+from ._functions import FACTORY, FunctionInfo, failure_hint, filled, inspect_function, invoke
 from ._schema import hints, unions
 from ._schema.checks import describe_errors
 
@@ -122,7 +122,7 @@ class Tool(ToolBase):
         fn: Callable[..., Any],
         *,
         context_type: type,
-        mask_errors: bool = True,
+        mask_errors: bool | Callable[[], bool] = True,
         max_argument_depth: int = 64,
         **options: Unpack[ToolOptions],
     ) -> None:
@@ -159,7 +159,7 @@ class Tool(ToolBase):
             )
         self.inline = blocking is False
         """A plain function that never blocks (``blocking=False``): called on the event loop, no thread."""
-        self.mask_errors = mask_errors
+        self._mask_errors = mask_errors
         self._return_adapter: pydantic.TypeAdapter[Any] | None = None
         input_schema = self._build_input_schema(info, options.get("input_schema"), options.get("root_param"))
         output_schema, self._serialize = self._build_output(
@@ -371,11 +371,19 @@ class Tool(ToolBase):
         except (Exception, SystemExit) as exc:
             # SystemExit too: a tool that calls sys.exit() (argparse on bad input, say) must
             # not end the whole server; it is one failed call.
-            logger.exception("tool %r raised", self.name)
+            hint = failure_hint(exc)
+            logger.exception("tool %r raised%s", self.name, f" ({hint})" if hint else "")
             if self.mask_errors:
                 return CallOutcome.error(f"Error executing tool {self.name!r}")
-            return CallOutcome.error(f"Error executing tool {self.name!r}: {type(exc).__name__}: {exc}")
+            said = f"Error executing tool {self.name!r}: {type(exc).__name__}: {exc}"
+            return CallOutcome.error(f"{said} ({hint})" if hint else said)
         return value
+
+    @property
+    def mask_errors(self) -> bool:
+        """Whether a client sees "Error executing tool" rather than the exception (``Server(mask_errors=...)``)."""
+        mask = self._mask_errors
+        return mask() if callable(mask) else mask
 
     @staticmethod
     def failed(value: Any) -> bool:
