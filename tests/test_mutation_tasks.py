@@ -26,9 +26,10 @@ import pytest
 from pydantic import BaseModel
 from tests.http_support import Legacy, McpHttp, Modern, connect, serve
 
-from toolkit import Context, Server
+from toolkit import Context, Server, ToolError, ToolResult
 from toolkit._extensions.tasks import runs
 from toolkit._store.tasks import MemoryTaskStore
+from toolkit.middleware import CallNext, McpRequest, Middleware
 from toolkit.stores import MemoryStore, StoreUnavailable
 from toolkit.testing import Client
 
@@ -693,3 +694,75 @@ async def test_a_failure_to_collect_answers_after_a_bus_message_is_logged(caplog
     (logged,) = [record for record in caplog.records if record.getMessage() == "task bookkeeping failed"]
     assert logged.exc_info is not None
     assert isinstance(logged.exc_info[1], StoreUnavailable)
+
+
+class _Crashing(Middleware):
+    """A bug in a middleware, after the tool ran: an exception no layer below turned into an answer."""
+
+    async def on_call_tool(self, request: McpRequest, call_next: CallNext[ToolResult]) -> ToolResult:
+        result = await call_next(request)
+        if request.name == "crashes":
+            raise RuntimeError("boom")
+        return result
+
+
+def _ending_server() -> Server:
+    server = Server("endings", task_poll_interval_ms=20, max_running_tasks=1)
+
+    server.add_middleware(_Crashing())
+
+    @server.tool(task="optional")
+    async def crashes() -> str:
+        """Ends, and then its middleware fails."""
+        return "ended"
+
+    @server.tool(task="optional")
+    async def refuses() -> str:
+        """A tool error."""
+        raise ToolError("no")
+
+    @server.tool(task="optional")
+    async def forever() -> str:
+        """Runs until cancelled."""
+        await asyncio.sleep(3600)
+        return "never"
+
+    return server
+
+
+async def test_a_tool_that_crashes_fails_its_task_with_an_internal_error_and_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with Client(_ending_server(), capabilities=WITH_TASKS) as client:
+        with caplog.at_level(logging.ERROR, logger="toolkit"):
+            task_id = (await client.request("tools/call", {"name": "crashes", "arguments": {}}))["result"]["taskId"]
+            failed = await _poll_client(client, task_id, lambda task: task["status"] != "working")
+    assert failed["status"] == "failed"
+    assert failed["statusMessage"] == "Internal error"
+    assert failed["error"] == {"code": -32603, "message": "Internal error"}
+    (logged,) = [record for record in caplog.records if record.levelno >= logging.ERROR]
+    assert logged.getMessage().startswith("task ")
+    assert logged.getMessage().endswith(" (tool 'crashes') failed")
+    assert task_id not in logged.getMessage(), "a task id is a capability: logs carry a digest"
+    assert logged.exc_info is not None and str(logged.exc_info[1]) == "boom"
+
+
+async def test_a_2025_tool_error_fails_the_task_saying_where_the_result_is() -> None:
+    async with Client(_ending_server(), protocol_version="2025-11-25") as client:
+        created = await client.request("tools/call", {"name": "refuses", "arguments": {}, "task": {}})
+        task_id = created["result"]["task"]["taskId"]
+        failed = await _poll_client(client, task_id, lambda task: task["status"] != "working")
+    assert failed["status"] == "failed"
+    assert failed["statusMessage"] == "The tool reported an error (isError); tasks/result has it"
+
+
+async def test_the_running_task_limit_is_refused_word_for_word() -> None:
+    async with Client(_ending_server(), capabilities=WITH_TASKS) as client:
+        first = (await client.request("tools/call", {"name": "forever", "arguments": {}}))["result"]
+        refused = (await client.request("tools/call", {"name": "forever", "arguments": {}}))["error"]
+        await client.request("tasks/cancel", {"taskId": first["taskId"]})
+    assert refused == {
+        "code": -32600,
+        "message": "Invalid Request: 1 tasks of this caller are running already (max_running_tasks); "
+        "wait for one to end, or cancel one",
+    }
