@@ -20,9 +20,11 @@ from pydantic import Field
 from tests.support.processes import REPO, TOOLKIT, RunningServer, free_port, stop, wait_for_port
 from tests.support.stdio import StdioClient
 
+import toolkit
 from toolkit import Context, RegistrationError, Server
 from toolkit._uritemplate import UriTemplate
-from toolkit.testing import Client
+from toolkit.auth import InvalidToken
+from toolkit.testing import Client, TokenIssuer, serve_http
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
@@ -669,3 +671,58 @@ async def test_ctx_log_takes_fastmcps_extra() -> None:
         await client.call_tool("work")
     logged = [message["params"] for message in client.notifications if message["method"] == "notifications/message"]
     assert logged == [{"level": "info", "data": {"message": "fetched", "rows": 3}}]
+
+
+# --- 9. toolkit.testing: the natural value, an HTTP server, test tokens --------------------------
+
+
+async def test_toolkit_client_in_process_gives_the_natural_value_in_both_eras() -> None:
+    server = Server("natural")
+
+    @server.tool
+    def count() -> int:
+        return 42
+
+    for version in ERAS:
+        async with toolkit.Client(server, protocol_version=version) as client:
+            assert (await client.call_tool("count")).data == 42
+        async with Client(server, protocol_version=version) as raw:  # the wire, as it is
+            wire = (await raw.call_tool("count"))["structuredContent"]
+        assert wire == (42 if version == MODERN else {"result": 42})
+
+
+def test_serve_http_serves_a_server_on_a_free_port_for_a_sync_test_too() -> None:
+    server = Server("served")
+
+    @server.custom_route("/health")
+    async def health(request: Any) -> Any:
+        from starlette.responses import PlainTextResponse
+
+        return PlainTextResponse("ok")
+
+    @server.tool
+    def ping() -> str:
+        return "pong"
+
+    with serve_http(server) as url:
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+        assert call_over_http(url, "ping")["content"][0]["text"] == "pong"
+        assert httpx.get(url.removesuffix("/mcp") + "/health").text == "ok"
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(url)
+
+
+@pytest.mark.parametrize("algorithm", ["RS256", "ES256"])
+async def test_token_issuer_tokens_pass_its_verifier_and_bad_ones_do_not(algorithm: Any) -> None:
+    issuer = TokenIssuer(audience="https://mcp.test/mcp", algorithm=algorithm)
+    verifier = issuer.verifier()
+    token = await verifier.verify(issuer.token(subject="alice", scopes=["a", "b"]))
+    assert token.subject == "alice" and token.scopes == {"a", "b"} and token.client_id == "test-client"
+    with pytest.raises(InvalidToken, match="ExpiredSignatureError"):
+        await verifier.verify(issuer.token(expires_in=-3600))
+    with pytest.raises(InvalidToken, match="InvalidAudienceError"):
+        await verifier.verify(issuer.token(aud="https://elsewhere.test"))
+    with pytest.raises(InvalidToken, match="InvalidSignatureError"):
+        await verifier.verify(TokenIssuer(algorithm=algorithm).token())  # another key
+    (key,) = issuer.jwks["keys"]
+    assert key["kid"] == "test-key" and key["alg"] == algorithm and "d" not in key

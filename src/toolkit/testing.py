@@ -15,13 +15,17 @@ client would see::
 Answers to the server's questions (elicitation, sampling, roots) come from the handlers
 you pass; in the modern era ``call_tool`` follows ``input_required`` rounds for you
 (``follow_input=False`` to see them).
+
+For the natural value whatever the era (``result.data``: ``42`` in both), use
+``toolkit.Client(server)``, the public client, in process too. ``serve_http`` serves a server
+on a free port for a test; ``TokenIssuer`` signs access tokens for a ``JWTVerifier``.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._client.memory import MemoryTransport
 from ._client.session import ClientSession
@@ -32,9 +36,10 @@ from ._session import Connection
 from ._versions import LATEST_VERSION, is_known
 
 if TYPE_CHECKING:
+    from ._auth.jwt import JWTVerifier
     from ._auth.tokens import AccessToken
 
-__all__ = ["Client", "ClientError", "Handler"]
+__all__ = ["Client", "ClientError", "Handler", "TokenIssuer", "serve_http"]
 
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
 
@@ -111,3 +116,157 @@ class Client(ClientSession):
         task before ``TimeoutError``.
         """
         return await call_task(self, name, arguments, ttl_ms=ttl_ms, timeout=timeout, poll_interval=POLL_SECONDS)
+
+
+@contextlib.contextmanager
+def serve_http(target: Server | Any, *, path: str = "/mcp", **options: Any) -> Iterator[str]:
+    """Serve ``target`` over Streamable HTTP on a free 127.0.0.1 port for the ``with`` block; its MCP URL.
+
+    ``target``: a ``Server`` (served by ``target.http_app(path, **options)``) or any ASGI app (its
+    URL is then the bare ``http://127.0.0.1:PORT``). uvicorn runs in a thread of its own with the
+    app's lifespan, so the block may be sync or async, and any client (``toolkit.Client(url)``, the
+    ``mcp`` SDK's, ``httpx``) can talk to it::
+
+        with serve_http(server) as url:
+            async with toolkit.Client(url) as client:
+                ...
+    """
+    import socket  # noqa: PLC0415 - the HTTP stack: only for tests that serve over HTTP
+    import threading  # noqa: PLC0415
+
+    from ._transports.http.runner import graceful_server  # noqa: PLC0415
+
+    app = target.http_app(path, **options) if isinstance(target, Server) else target
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = graceful_server(app, host="127.0.0.1", port=port, shutdown_grace=2.0)
+    server.config.access_log = False
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            server.run(sockets=[sock])
+        except BaseException as exc:  # handed to the test: a server that could not start
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name=f"toolkit-testing-http-{port}", daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            if not thread.is_alive():
+                raise RuntimeError(f"the HTTP server stopped before it started: {failed[0] if failed else 'no error'}")
+            thread.join(0.005)
+        yield f"http://127.0.0.1:{port}{path if isinstance(target, Server) else ''}"
+    finally:
+        server.should_exit = True
+        thread.join(SHUTDOWN_SECONDS)
+        if thread.is_alive():
+            server.force_exit = True
+            thread.join(SHUTDOWN_SECONDS)
+        sock.close()
+
+
+SHUTDOWN_SECONDS = 10.0
+"""How long ``serve_http`` waits for the server to stop, twice (gracefully, then forced)."""
+
+
+class TokenIssuer:
+    """Signs test access tokens for a ``JWTVerifier``: a key pair made for the test, its JWKS, and tokens.
+
+    ::
+
+        issuer = TokenIssuer(audience="https://mcp.example.com/mcp")
+        server = Server("secure", auth=issuer.verifier(), authorization_servers=[issuer.issuer])
+        token = issuer.token(subject="alice", scopes=["notes:read"])
+
+    ``verifier()`` is a ``JWTVerifier`` holding the public key (no key set to fetch); ``jwks`` is
+    the key set a verifier with ``jwks_uri=`` would fetch, to serve yourself. Needs the ``auth``
+    extra (PyJWT).
+    """
+
+    def __init__(
+        self,
+        *,
+        issuer: str = "https://issuer.test",
+        audience: str = "https://mcp.test/mcp",
+        algorithm: Literal["RS256", "ES256"] = "RS256",
+        kid: str = "test-key",
+    ) -> None:
+        from cryptography.hazmat.primitives.asymmetric import ec, rsa  # noqa: PLC0415 - only in tests that sign
+
+        self.issuer = issuer
+        self.audience = audience
+        self.algorithm = algorithm
+        self.kid = kid
+        self._private: Any = (
+            rsa.generate_private_key(public_exponent=65537, key_size=2048)
+            if algorithm == "RS256"
+            else ec.generate_private_key(ec.SECP256R1())
+        )
+
+    @property
+    def public_pem(self) -> bytes:
+        from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
+
+        public: bytes = self._private.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        return public
+
+    @property
+    def jwks(self) -> dict[str, Any]:
+        """The JSON Web Key Set holding the public key (``{"keys": [...]}``)."""
+        import json  # noqa: PLC0415
+
+        import jwt  # noqa: PLC0415 - the auth extra
+
+        algorithm: Any = jwt.algorithms.RSAAlgorithm if self.algorithm == "RS256" else jwt.algorithms.ECAlgorithm
+        key = json.loads(algorithm.to_jwk(self._private.public_key()))
+        return {"keys": [{**key, "kid": self.kid, "use": "sig", "alg": self.algorithm}]}
+
+    def verifier(self, **options: Any) -> JWTVerifier:
+        """A ``JWTVerifier`` of this issuer's tokens for its audience (``options``: the verifier's others)."""
+        from ._auth.jwt import JWTVerifier  # noqa: PLC0415
+
+        return JWTVerifier(
+            public_key=self.public_pem,
+            issuer=self.issuer,
+            audience=self.audience,
+            algorithms=[self.algorithm],
+            **options,
+        )
+
+    def token(
+        self,
+        *,
+        subject: str = "test-user",
+        scopes: Iterable[str] = (),
+        client_id: str = "test-client",
+        expires_in: float = 3600,
+        **claims: Any,
+    ) -> str:
+        """A signed access token: ``sub``, ``scope``, ``client_id``, ``iss``, ``aud``, ``iat``, ``exp``.
+
+        ``claims`` add to those or override them.
+
+        A claim given as ``None`` is left out; ``expires_in`` below zero makes an expired token.
+        """
+        import time  # noqa: PLC0415
+
+        import jwt  # noqa: PLC0415
+
+        now = int(time.time())
+        body: dict[str, Any] = {
+            "iss": self.issuer,
+            "aud": self.audience,
+            "sub": subject,
+            "client_id": client_id,
+            "scope": " ".join(scopes),
+            "iat": now,
+            "exp": now + int(expires_in),
+            **claims,
+        }
+        body = {name: value for name, value in body.items() if value is not None}
+        return jwt.encode(body, self._private, algorithm=self.algorithm, headers={"kid": self.kid})
