@@ -67,6 +67,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "_loader",
             "_cli",
             "_cli_remote",
+            "_cli_calls",
             "_dev",
             "_dev_server",
             "testing",

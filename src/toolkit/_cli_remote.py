@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ._cli import CallArguments, call_on
+from ._cli_calls import CallArguments, call_on
 from ._errors import ClientError, ToolkitError
 from .client import Client
 
