@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
+from pathlib import Path
 
-from tests.support.processes import REPO
+import pytest
+from tests.support.processes import REPO, TOOLKIT
+from tests.test_cli_dev import error_page, eventually, toolkit_dev
 
 
 def bash_lines(page: str) -> list[str]:
@@ -40,3 +44,60 @@ def test_readme_marks_the_pypi_name_as_not_yet_published() -> None:
         if "pip install toolkit-mcp" in sentence:
             assert "once published" in sentence.lower() or "not work yet" in sentence, sentence
     assert "pip install /path/to/toolkit" in text
+
+
+# --- 2. server.run() at module level ---------------------------------------------------------------
+
+RUNS_AT_IMPORT = """\
+from toolkit import Server
+
+server = Server("runs")
+
+
+@server.tool
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+server.run()
+"""
+
+
+def toolkit(*args: str, cwd: Path, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    """``toolkit ARGS`` in ``cwd``, its stdin an open pipe as a terminal's would be (not at EOF)."""
+    with subprocess.Popen(
+        [str(TOOLKIT), *args], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        out, err = _wait(process, timeout)
+        return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def _wait(process: subprocess.Popen[str], timeout: float) -> tuple[str, str]:
+    # communicate() would close stdin, which ends a stdio server: keep it open as a terminal does.
+    assert process.stdout is not None and process.stderr is not None
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise AssertionError(f"{process.args} still ran after {timeout:g} s (it hangs)") from None
+    return process.stdout.read(), process.stderr.read()
+
+
+@pytest.mark.parametrize("command", [["tools"], ["call", "add", "a=1", "b=2"], ["run"], ["dev", "--no-reload"]])
+def test_server_run_at_import_is_refused_saying_what_to_write(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "runs.py").write_text(RUNS_AT_IMPORT)
+    args = [command[0], "runs.py", *command[1:]]
+    done = toolkit(*args, "--port", "0", cwd=tmp_path) if command[0] == "dev" else toolkit(*args, cwd=tmp_path)
+    assert done.returncode == 2, done
+    assert "runs.py calls server.run() at runs.py:11 while it is imported" in done.stderr
+    assert 'if __name__ == "__main__":' in done.stderr
+    assert done.stdout == ""
+
+
+def test_server_run_at_import_is_shown_on_the_dev_page(tmp_path: Path) -> None:
+    app = tmp_path / "runs.py"
+    app.write_text(RUNS_AT_IMPORT)
+    with toolkit_dev(app) as dev:
+        shown = eventually(lambda: error_page(dev), "the error page")
+        assert "calls server.run() at runs.py:11" in shown and "__main__" in shown

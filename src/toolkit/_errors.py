@@ -103,7 +103,8 @@ class StoreUnavailable(McpError):
 
 
 class AppNotFound(ToolkitError):
-    """``toolkit run APP``: APP names no file, module, attribute or server (the message says which)."""
+    """``toolkit run APP``: APP names no file, module, attribute or server, or cannot be loaded as it is
+    (its import runs the server): the message says which, and what to write."""
 
 
 class ClientError(ToolkitError):
@@ -141,6 +142,13 @@ class InputRequired(BaseException):
 
     A ``BaseException`` so that a tool's own ``except Exception`` does not swallow it.
     Toolkit catches it and answers with ``resultType: "input_required"``.
+    """
+
+
+class RunAtImport(BaseException):
+    """``server.run()`` called while the CLI imports the app; the loader says where and what to write.
+
+    A ``BaseException``, like ``InputRequired``, so that the app's own ``except Exception`` lets it through.
     """
 
 

@@ -12,10 +12,11 @@ import inspect
 import json
 import os
 import sys
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeGuard
 
-from ._errors import AppNotFound
+from ._errors import AppNotFound, RunAtImport
 from ._server import Server
 from ._transports.base import settle_allocator
 
@@ -52,7 +53,7 @@ def load_target(spec: str) -> Target:
     """
     target, _, attr = spec.partition(":")
     attr = attr or "server"
-    module = _import(target)
+    module = _import_refusing_run(target)
     try:
         obj = getattr(module, attr)
     except AttributeError:
@@ -100,6 +101,32 @@ def mounted_app(app: Any, depth: int = 0) -> McpApp | None:
         if found is not None:
             return found
     return None
+
+
+def _import_refusing_run(target: str) -> Any:
+    """Import APP's module; a ``server.run()`` its import reaches is refused, saying where and what to write.
+
+    Called at module level (not under ``if __name__ == "__main__":``), ``server.run()`` would serve
+    over stdio inside the import: ``toolkit tools`` hung reading stdin, ``toolkit dev`` never served.
+    """
+    Server.importing_app = True
+    try:
+        return _import(target)
+    except RunAtImport as exc:
+        frames = [frame for frame in traceback.extract_tb(exc.__traceback__) if not _is_toolkit(frame.filename)]
+        where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+        raise AppNotFound(
+            f"{target} calls server.run(){where} while it is imported, so the server would start before the "
+            'toolkit command could use it. Put the call under `if __name__ == "__main__":` (then '
+            "`python FILE` still runs it), or remove it: the toolkit command runs the server itself"
+        ) from None
+    finally:
+        Server.importing_app = False
+
+
+def _is_toolkit(filename: str) -> bool:
+    package = os.path.dirname(os.path.abspath(__file__))
+    return filename.startswith("<frozen ") or os.path.abspath(filename).startswith(package + os.sep)
 
 
 def _import(target: str) -> Any:

@@ -11,14 +11,14 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, Unpack, overload
 
 from . import _compat
 from ._completions import Completer
 from ._components import ToolBase
 from ._context import Context
 from ._engine import Engine
-from ._errors import RegistrationError
+from ._errors import RegistrationError, RunAtImport
 from ._extensions.base import Extension
 from ._extensions.tasks.extension import TasksExtension
 from ._functions import declared_scopes, explained
@@ -28,7 +28,7 @@ from ._prompts import Prompt
 from ._registry import Registry
 from ._resources import Resource, ResourceTemplate
 from ._routes import CustomRoute, CustomRoutes
-from ._settings import Settings
+from ._settings import Setting, Settings
 from ._store.base import Store
 from ._store.urls import open_store
 from ._tools import Tool, ToolOptions
@@ -44,34 +44,11 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("toolkit")
 
-T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 ToolBaseT = TypeVar("ToolBaseT", bound=ToolBase)
 Lifespan = Callable[["Server"], contextlib.AbstractAsyncContextManager[Any]]
-
-
-class _Setting(Generic[T]):
-    """A ``Server`` attribute kept in its ``Settings``, where the engine reads it on every request."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    @overload
-    def __get__(self, server: None, owner: type) -> _Setting[T]: ...
-
-    @overload
-    def __get__(self, server: Server, owner: type | None = None) -> T: ...
-
-    def __get__(self, server: Server | None, owner: type | None = None) -> T | _Setting[T]:
-        if server is None:  # looked up on the class (help(), documentation tools)
-            return self
-        value: T = getattr(server.settings, self.name)
-        return value
-
-    def __set__(self, server: Server, value: T) -> None:
-        setattr(server.settings, self.name, value)
 
 
 class Server:
@@ -243,27 +220,30 @@ class Server:
     def store(self, value: Store | str | None) -> None:
         self._store = open_store(value) if isinstance(value, str) else value
 
-    name: _Setting[str] = _Setting()
-    version: _Setting[str] = _Setting()
-    instructions: _Setting[str | None] = _Setting()
-    title: _Setting[str | None] = _Setting()
-    website_url: _Setting[str | None] = _Setting()
-    icons: _Setting[list[dict[str, Any]] | None] = _Setting()
-    mask_errors: _Setting[bool] = _Setting()
-    page_size: _Setting[int] = _Setting()
-    list_ttl_ms: _Setting[int] = _Setting()
-    read_ttl_ms: _Setting[int] = _Setting()
-    read_cache_scope: _Setting[Literal["public", "private"]] = _Setting()
-    state_sealer: _Setting[StateSealer] = _Setting()
-    client_request_timeout: _Setting[float] = _Setting()
-    tool_timeout: _Setting[float | None] = _Setting()
-    max_concurrent_requests: _Setting[int] = _Setting()
-    max_argument_depth: _Setting[int] = _Setting()
-    task_ttl_ms: _Setting[int] = _Setting()
-    max_task_ttl_ms: _Setting[int] = _Setting()
-    task_poll_interval_ms: _Setting[int] = _Setting()
-    max_running_tasks: _Setting[int] = _Setting()
-    tracing: _Setting[bool] = _Setting()
+    name: Setting[str] = Setting()
+    version: Setting[str] = Setting()
+    instructions: Setting[str | None] = Setting()
+    title: Setting[str | None] = Setting()
+    website_url: Setting[str | None] = Setting()
+    icons: Setting[list[dict[str, Any]] | None] = Setting()
+    mask_errors: Setting[bool] = Setting()
+    page_size: Setting[int] = Setting()
+    list_ttl_ms: Setting[int] = Setting()
+    read_ttl_ms: Setting[int] = Setting()
+    read_cache_scope: Setting[Literal["public", "private"]] = Setting()
+    state_sealer: Setting[StateSealer] = Setting()
+    client_request_timeout: Setting[float] = Setting()
+    tool_timeout: Setting[float | None] = Setting()
+    max_concurrent_requests: Setting[int] = Setting()
+    max_argument_depth: Setting[int] = Setting()
+    task_ttl_ms: Setting[int] = Setting()
+    max_task_ttl_ms: Setting[int] = Setting()
+    task_poll_interval_ms: Setting[int] = Setting()
+    max_running_tasks: Setting[int] = Setting()
+    tracing: Setting[bool] = Setting()
+
+    importing_app: ClassVar[bool] = False
+    """True while the CLI imports an APP: ``run()`` there would serve before the CLI could (``_loader``)."""
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, tools={len(self.registry.tools)})"
@@ -610,6 +590,8 @@ class Server:
         ("/mcp"), ``log_level``, ``shutdown_grace``, ``workers`` (with ``app_spec``, the CLI's
         APP) and the options of ``http_app``.
         """
+        if Server.importing_app:
+            raise RunAtImport(self.name)
         if transport == "stdio":
             run_stdio(
                 self.engine, running=self.running, max_concurrent_requests=self.max_concurrent_requests, **options

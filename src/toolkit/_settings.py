@@ -8,9 +8,11 @@ handed their limits (``max_concurrent_requests``) when they are built, by ``run`
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Generic, Literal, Protocol, TypeVar, overload
 
 from ._mrtr import StateSealer
+
+T = TypeVar("T")
 
 
 class Settings:
@@ -87,3 +89,29 @@ class Settings:
         self.max_running_tasks = max_running_tasks
         self.tracing = tracing
         """Trace requests once the application configures an OpenTelemetry SDK (``False``: never)."""
+
+
+class HasSettings(Protocol):
+    settings: Settings
+
+
+class Setting(Generic[T]):
+    """An attribute of its owner (the ``Server``) kept in its ``Settings``, where the engine reads it per request."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, holder: None, owner: type) -> Setting[T]: ...
+
+    @overload
+    def __get__(self, holder: HasSettings, owner: type | None = None) -> T: ...
+
+    def __get__(self, holder: HasSettings | None, owner: type | None = None) -> T | Setting[T]:
+        if holder is None:  # looked up on the class (help(), documentation tools)
+            return self
+        value: T = getattr(holder.settings, self.name)
+        return value
+
+    def __set__(self, holder: HasSettings, value: T) -> None:
+        setattr(holder.settings, self.name, value)
