@@ -5,13 +5,16 @@ Through the docs as written, the ``toolkit`` command in a real subprocess, or th
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from tests.support.processes import REPO, TOOLKIT
+from tests.support.stdio import StdioClient
 from tests.test_cli_dev import error_page, eventually, toolkit_dev
 
 
@@ -101,3 +104,64 @@ def test_server_run_at_import_is_shown_on_the_dev_page(tmp_path: Path) -> None:
     with toolkit_dev(app) as dev:
         shown = eventually(lambda: error_page(dev), "the error page")
         assert "calls server.run() at runs.py:11" in shown and "__main__" in shown
+
+
+# --- 3. a return value that is not JSON ------------------------------------------------------------
+
+POINTS = """\
+from toolkit import Server
+
+server = Server("points")
+
+
+class Point:
+    def __init__(self, x: int, y: int) -> None:
+        self.x, self.y = x, y
+
+
+@server.tool
+def where(x: int, y: int):
+    return Point(x, y)
+
+
+@server.tool
+def where_dict(x: int, y: int) -> dict:
+    return {"at": Point(x, y)}
+"""
+
+NOT_JSON = {
+    "where": "Tool 'where' returned a Point, which has no JSON form. Make Point a pydantic model or a dataclass "
+    "(and annotate the return type with it), or return dicts and lists of JSON values",
+    "where_dict": "Tool 'where_dict' returned a dict holding a Point, which has no JSON form. Make Point a pydantic "
+    "model or a dataclass (and annotate the return type with it), or return dicts and lists of JSON values",
+}
+
+
+@pytest.mark.parametrize("tool", sorted(NOT_JSON))
+def test_toolkit_call_refuses_a_value_with_no_json_form_naming_tool_type_and_fix(tmp_path: Path, tool: str) -> None:
+    # It went out as "<point.Point object at 0x...>" (no annotation), or as "does not match its output schema"
+    # with the cause only in the log (-> dict).
+    (tmp_path / "points.py").write_text(POINTS)
+    done = toolkit("call", "points.py", tool, "x=1", "y=2", cwd=tmp_path)
+    assert done.returncode == 1, done
+    result = json.loads(done.stdout)
+    assert result["isError"] is True
+    assert result["content"] == [{"type": "text", "text": NOT_JSON[tool]}]
+    assert f"ERROR toolkit: {NOT_JSON[tool]} (pydantic: Unable to serialize unknown type" in done.stderr
+
+
+def test_a_served_tool_with_no_json_form_is_masked_for_the_client_and_logged(
+    tmp_path: Path, stdio_client: Callable[..., StdioClient]
+) -> None:
+    (tmp_path / "points.py").write_text(POINTS)
+    client = stdio_client(tmp_path / "points.py")
+    client.use_modern()
+    for tool in NOT_JSON:
+        result = client.call_tool(tool, {"x": 1, "y": 2})
+        assert result["isError"] is True
+        text = result["content"][0]["text"]
+        assert text == f"Tool {tool!r} returned a value that is not JSON (see the server's log)"
+        assert "object at 0x" not in json.dumps(result)
+    assert client.close() == 0
+    for said in NOT_JSON.values():
+        assert said in client.stderr

@@ -9,13 +9,14 @@ are others. Schemas are checked when the component is built (ARCHITECTURE §5), 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 import pydantic_core
 
 from ._content import NO_STRUCTURED, CallOutcome, Text, ToolResult, is_content, to_blocks
-from ._errors import OutputInvalid, SchemaError
+from ._errors import NotSerializable, OutputInvalid, SchemaError
 from ._functions import declared_scopes
 from ._schema.checks import check_schema, describe_errors
 from ._schema.headers import header_params
@@ -24,6 +25,26 @@ if TYPE_CHECKING:
     from ._uritemplate import Value
 
 logger = logging.getLogger("toolkit")
+
+_UNKNOWN_TYPE = re.compile(r"unknown type: <class '(?:[\w.]+\.)?([^'.]+)'>")
+
+
+def not_serializable(value: Any, exc: Exception) -> NotSerializable:
+    """``value`` failed to serialize: the error naming the type at fault (pydantic names it, when inside)."""
+    found = _UNKNOWN_TYPE.search(str(exc))
+    what = found[1] if found else type(value).__name__
+    return NotSerializable(what, str(exc))
+
+
+def not_json_message(name: str, value: Any, exc: NotSerializable) -> str:
+    """What went wrong and what to do, for a return value with no JSON form (the log; unmasked, the client)."""
+    outer = type(value).__name__
+    returned = f"a {exc.what}" if outer == exc.what else f"a {outer} holding a {exc.what}"
+    return (
+        f"Tool {name!r} returned {returned}, which has no JSON form. Make {exc.what} a pydantic model or a "
+        "dataclass (and annotate the return type with it), or return dicts and lists of JSON values"
+    )
+
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 TASK_SUPPORT: Final[tuple[TaskSupport, ...]] = ("forbidden", "optional", "required")
@@ -125,6 +146,14 @@ class ToolBase:
         """The outcome of a value the tool produced, checked against the output schema."""
         try:
             return self.outcome(value)
+        except NotSerializable as exc:
+            said = not_json_message(
+                self.name, value.structured_content if isinstance(value, ToolResult) else value, exc
+            )
+            logger.error("%s (pydantic: %s)", said, exc)
+            if getattr(self, "mask_errors", True):
+                return CallOutcome.error(f"Tool {self.name!r} returned a value that is not JSON (see the server's log)")
+            return CallOutcome.error(said)
         except OutputInvalid as exc:
             logger.error("tool %r returned a result that violates its output schema: %s", self.name, exc)
             return CallOutcome.error(f"Tool {self.name!r} produced a result that does not match its output schema")
@@ -148,8 +177,8 @@ class ToolBase:
             return CallOutcome([])
         try:
             text = pydantic_core.to_json(value, inf_nan_mode="null").decode()
-        except pydantic_core.PydanticSerializationError:
-            text = str(value)
+        except pydantic_core.PydanticSerializationError as exc:  # its repr reached the client once
+            raise not_serializable(value, exc) from None
         return CallOutcome([Text(text)])
 
     def structured(self, value: Any) -> Any:
@@ -157,7 +186,7 @@ class ToolBase:
         try:
             structured = pydantic_core.to_jsonable_python(value)
         except (pydantic_core.PydanticSerializationError, TypeError, ValueError) as exc:
-            raise OutputInvalid(str(exc)) from None
+            raise not_serializable(value, exc) from None
         validator = self._output_validator
         if validator is None or validator.is_valid(structured):
             return structured

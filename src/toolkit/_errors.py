@@ -164,5 +164,13 @@ class OutputInvalid(Exception):
     """A tool's return value fails its output schema (a server bug, reported as ``isError``)."""
 
 
+class NotSerializable(OutputInvalid):
+    """A tool's return value, or a value inside it, has no JSON form; ``what`` names its type."""
+
+    def __init__(self, what: str, detail: str) -> None:
+        super().__init__(detail)
+        self.what = what
+
+
 class Unsupported(Exception):
     """This core schema needs pydantic's own generator (the fast translator cannot do it)."""

@@ -22,7 +22,7 @@ import pydantic
 import pydantic_core
 from typing_extensions import TypedDict
 
-from ._components import TaskSupport, ToolBase
+from ._components import TaskSupport, ToolBase, not_serializable
 from ._content import CallOutcome, ContentBlock, ToolResult
 from ._errors import ArgumentsInvalid, McpError, OutputInvalid, RegistrationError, SchemaError, ToolError
 from ._functions import FACTORY, FunctionInfo, failure_hint, filled, inspect_function, invoke
@@ -397,7 +397,7 @@ class Tool(ToolBase):
         try:
             structured = serialize(value)
         except (pydantic_core.PydanticSerializationError, TypeError, ValueError) as exc:
-            raise OutputInvalid(str(exc)) from None
+            raise not_serializable(value, exc) from None
         validator = self._output_validator
         if validator is None or validator.is_valid(structured):
             return structured
