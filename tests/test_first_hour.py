@@ -165,3 +165,44 @@ def test_a_served_tool_with_no_json_form_is_masked_for_the_client_and_logged(
     assert client.close() == 0
     for said in NOT_JSON.values():
         assert said in client.stderr
+
+
+# --- 4. untyped parameters -------------------------------------------------------------------------
+
+GREET = """\
+from typing import Any
+
+from toolkit import Server
+
+server = Server("greeter")
+
+
+@server.tool
+def greet(name: str, excited=False, extra: Any = None, ctx=None) -> str:
+    return f"Hello, {name}{'!' if excited else '.'}"
+"""
+
+
+@pytest.mark.parametrize("command", [["tools"], ["run"]])
+def test_an_untyped_parameter_is_warned_about_at_registration(tmp_path: Path, command: list[str]) -> None:
+    # `excited=no` reached the function as the string "no", which is true, and nothing said why.
+    (tmp_path / "greet.py").write_text(GREET)
+    done = subprocess.run(
+        [str(TOOLKIT), command[0], "greet.py"],
+        check=False,
+        cwd=tmp_path,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    warned = [line for line in done.stderr.splitlines() if "has no type hint" in line]
+    assert warned == [
+        "tool 'greet' (greet.py:8): parameter 'excited' has no type hint, so clients may send any JSON value there "
+        'and the function gets it as it came ("no" stays a string, which is true). Annotate it (excited: bool), or '
+        "with Any to take any value on purpose",
+        "tool 'greet' (greet.py:8): parameter 'ctx' has no type hint, so clients may send any JSON value there "
+        'and the function gets it as it came ("no" stays a string, which is true). Annotate it (ctx: str | None), or '
+        "with Any to take any value on purpose",
+    ]

@@ -66,6 +66,7 @@ class FunctionInfo:
         "name",
         "params",
         "return_annotation",
+        "untyped",
     )
 
     def __init__(
@@ -80,6 +81,7 @@ class FunctionInfo:
         is_async: bool,
         doc: Docstring,
         fills: tuple[tuple[str, Callable[[], Any]], ...] = (),
+        untyped: tuple[str, ...] = (),
     ) -> None:
         self.fn: Final = fn
         self.name: Final = name
@@ -92,6 +94,8 @@ class FunctionInfo:
         self.doc: Final = doc
         self.fills: Final = fills
         """Parameters whose Python default is a ``Field(...)``: what to pass when the argument is absent."""
+        self.untyped: Final = untyped
+        """Parameters with no type hint (their annotation is ``Any``, as if written)."""
 
     def __repr__(self) -> str:
         return f"FunctionInfo(name={self.name!r}, params={self.params!r})"
@@ -137,6 +141,7 @@ def inspect_function(fn: Callable[..., Any], *, kind: str, context_type: type) -
 
     params: list[Param] = []
     fills: list[tuple[str, Callable[[], Any]]] = []
+    untyped: list[str] = []
     context_param: str | None = None
     accepts_kwargs = False
     for parameter in signature.parameters.values():
@@ -166,6 +171,8 @@ def inspect_function(fn: Callable[..., Any], *, kind: str, context_type: type) -
             if fill is not None:
                 fills.append((parameter.name, fill))
         params.append(Param(parameter.name, annotation, default))
+        if parameter.name not in hints:
+            untyped.append(parameter.name)
 
     unwrapped = _unwrap(fn)
     is_async = inspect.iscoroutinefunction(unwrapped) or inspect.iscoroutinefunction(
@@ -182,6 +189,7 @@ def inspect_function(fn: Callable[..., Any], *, kind: str, context_type: type) -
         is_async=is_async,
         doc=parse_docstring(inspect.getdoc(unwrapped)),
         fills=tuple(fills),
+        untyped=tuple(untyped),
     )
 
 

@@ -25,7 +25,7 @@ from typing_extensions import TypedDict
 from ._components import TaskSupport, ToolBase, not_serializable
 from ._content import CallOutcome, ContentBlock, ToolResult
 from ._errors import ArgumentsInvalid, McpError, OutputInvalid, RegistrationError, SchemaError, ToolError
-from ._functions import FACTORY, FunctionInfo, failure_hint, filled, inspect_function, invoke
+from ._functions import FACTORY, FunctionInfo, Param, failure_hint, filled, inspect_function, invoke, where_defined
 from ._schema import hints, unions
 from ._schema.checks import describe_errors
 
@@ -162,6 +162,9 @@ class Tool(ToolBase):
         self._mask_errors = mask_errors
         self._return_adapter: pydantic.TypeAdapter[Any] | None = None
         input_schema = self._build_input_schema(info, options.get("input_schema"), options.get("root_param"))
+        if options.get("input_schema") is None:
+            for untyped in info.untyped:
+                _warn_untyped(name, fn, next(param for param in info.params if param.name == untyped))
         output_schema, self._serialize = self._build_output(
             info, options.get("output_schema"), options.get("structured_output")
         )
@@ -412,6 +415,29 @@ class Tool(ToolBase):
                 if validator.is_valid(structured):
                     return structured
         raise OutputInvalid("; ".join(describe_errors(validator, structured, root="result")))
+
+
+def _warn_untyped(tool: str, fn: Callable[..., Any], param: Param) -> None:
+    """A parameter without a hint accepts any JSON value, passed as it came: say so, and what to write.
+
+    A logged warning, not ``warnings.warn``: it shows on the terminal under ``toolkit run`` and
+    ``toolkit dev`` (Python prints a warning with no logging configured), without failing a
+    test suite run with warnings as errors. ``Any`` written out says "anything" on purpose.
+    """
+    default = param.default
+    suggested = type(default).__name__ if isinstance(default, str | int | float | bool) else "str"
+    if default is None:
+        suggested += " | None"
+    logger.warning(
+        "tool %r (%s): parameter %r has no type hint, so clients may send any JSON value there and the function "
+        'gets it as it came ("no" stays a string, which is true). Annotate it (%s: %s), or with Any to take '
+        "any value on purpose",
+        tool,
+        where_defined(fn),
+        param.name,
+        param.name,
+        suggested,
+    )
 
 
 _EXACT_FLOAT_LIMIT: Final = 2.0**53
