@@ -12,6 +12,8 @@
   its default command (stdio) and served by ``toolkit run --transport http`` (a URL).
 - long_running.py: ``toolkit run`` over stdio, by clients that cannot take a task (a plain
   answer) here; as tasks, over stdio and HTTP in both forms, in tests/test_tasks_wire.py.
+- ported_fastmcp.py, ported_mcp_fastmcp.py (the FastMCP ports): ``toolkit run`` over stdio and HTTP,
+  driven by mcp 2.3.0, mcp 1.30.0 and ``toolkit.Client`` in both eras, in tests/test_ported_examples.py.
 
 Every message a server sends is validated against the official schema of the version in force.
 """
@@ -45,6 +47,8 @@ TESTED = {
     "long_running.py",
     "files.py",  # over stdio, with hostile URIs: tests/test_templates.py
     "remote_client.py",
+    "ported_fastmcp.py",  # with real mcp clients: tests/test_ported_examples.py
+    "ported_mcp_fastmcp.py",  # the same
 }
 
 
