@@ -6,6 +6,10 @@ questions over the POST stream and the legacy GET stream, resumption with ``Last
 ``Mcp-Session-Id`` and ``DELETE``, the modern headers, cancellation by closing a request's stream,
 and servers that misbehave (``tests/support/client_http_bad.py``).
 
+Every test runs on both of the transport's HTTP clients (the ``http_path`` fixture): toolkit's
+own HTTP/1.1 client (``lean``, what a plain URL takes) and httpx (what OAuth, a user's
+``http_client`` or a proxy take), so the session sees the same either way.
+
 Specs: ``docs/2026-07-28/basic/transports/streamable-http.mdx`` and
 ``docs/2025-11-25/basic/transports.mdx`` (Streamable HTTP); ``docs/2026-07-28/basic/patterns/
 cancellation.mdx`` and ``subscriptions.mdx``.
@@ -15,18 +19,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from tests.http_support import Running, free_port, serve
 from tests.support.client_http_bad import GIANT_BYTES, BadServer
+from tests.support.client_http_raw import Redirecting, Sticky, self_signed, serve_tls
 from tests.support.client_http_recorder import Recorder
 from tests.test_http import Probe, make_server
 
 from toolkit import EventStore
+from toolkit._client import http as http_module
 from toolkit._client.http import HttpTransport
+from toolkit._client.http11 import Http11Client
 from toolkit._client.session import ClientSession
 from toolkit._client.sse import SseParser
 from toolkit._client.transport import TransportClosed
@@ -38,6 +46,29 @@ MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 WAIT = 20.0
 """Generous: these tests must pass on a loaded machine."""
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+
+
+@pytest.fixture(autouse=True, params=["lean", "httpx"])
+def http_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Run the test on one HTTP client; afterwards, check every transport took that one."""
+    path: str = request.param
+    for name in PROXY_VARIABLES:  # a proxy in the test's environment would decide for us
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    if path == "httpx":
+        monkeypatch.setattr(http_module, "lean_reachable", lambda url: False)
+    chosen: list[str] = []
+    original = HttpTransport._http_client_for_url
+
+    def recording(self: HttpTransport) -> Any:
+        client = original(self)
+        chosen.append("lean" if isinstance(client, Http11Client) else "httpx")
+        return client
+
+    monkeypatch.setattr(HttpTransport, "_http_client_for_url", recording)
+    yield path
+    assert set(chosen) <= {path}, f"a transport took {chosen}, not {path}"
 
 
 class Spy(HttpTransport):
@@ -166,6 +197,60 @@ async def test_user_headers_go_on_every_request() -> None:
             await session.call_tool("echo", {"text": "x"})
         assert recorder.seen
         assert all(seen.headers.get("x-tenant") == "acme" for seen in recorder.seen)
+
+
+async def test_sequential_calls_share_one_connection() -> None:
+    async with toolkit_server() as (running, recorder):
+        async with ClientSession(HttpTransport(running.url), protocol_version=MODERN) as session:
+            for i in range(30):
+                assert text(await session.call_tool("echo", {"text": str(i)})) == str(i)
+        assert len(recorder.seen) >= 30
+        assert recorder.connections() == 1, "one kept-alive connection for every call"
+
+
+async def test_a_redirect_is_followed_with_its_method_and_body() -> None:
+    """A 307 (a mount's ``/mcp`` → ``/mcp/``) is followed: the POST again, with its body, where it points."""
+    app = make_server(Probe(), page_size=2).http_app()
+    recorder = Recorder(Redirecting(app, "/moved", "/mcp"))
+    async with (
+        serve(recorder) as running,
+        ClientSession(HttpTransport(running.base + "/moved"), protocol_version=LEGACY) as session,
+    ):
+        assert text(await session.call_tool("echo", {"text": "there"})) == "there"
+    assert len([seen for seen in recorder.seen if seen.method == "POST"]) >= 4, "each POST asked twice"
+
+
+async def test_cookies_the_server_sets_are_sent_back() -> None:
+    """A load balancer's sticky-session cookie comes back on later requests, as httpx's jar sends it."""
+    app = make_server(Probe(), page_size=2).http_app()
+    recorder = Recorder(Sticky(app))
+    async with (
+        serve(recorder) as running,
+        ClientSession(HttpTransport(running.url, get_stream=False), protocol_version=LEGACY) as session,
+    ):
+        await session.call_tool("echo", {"text": "x"})
+    first, *later = recorder.seen
+    assert "cookie" not in first.headers
+    assert later and all(seen.headers.get("cookie") == "lb=node-1" for seen in later)
+
+
+async def test_https_with_the_certificate_in_ssl_cert_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cert, key = self_signed(tmp_path)
+    app = make_server(Probe(), page_size=2).http_app()
+    async with serve_tls(app, cert, key) as base:
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        async with ClientSession(HttpTransport(base + "/mcp"), protocol_version=MODERN) as session:
+            assert text(await session.call_tool("echo", {"text": "secret"})) == "secret"
+
+
+async def test_https_with_an_untrusted_certificate_cannot_connect(tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path)
+    app = make_server(Probe(), page_size=2).http_app()
+    async with serve_tls(app, cert, key) as base:
+        session = ClientSession(HttpTransport(base + "/mcp"), protocol_version=MODERN)
+        with pytest.raises(ConnectionError, match=r"cannot connect to the MCP server at .*CERTIFICATE_VERIFY_FAILED"):
+            await open_and_list(session)
+        await session.close()
 
 
 # --- the server's questions -------------------------------------------------------------------

@@ -12,6 +12,8 @@ class Seen:
 
     method: str
     headers: dict[str, str]
+    client: tuple[str, int] | None = None
+    """The client's address and port: requests that share a port came on one connection."""
 
 
 class Recorder:
@@ -24,8 +26,13 @@ class Recorder:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
-            self.seen.append(Seen(scope["method"], headers))
+            client = scope.get("client")
+            self.seen.append(Seen(scope["method"], headers, tuple(client) if client else None))
         await self.app(scope, receive, send)
 
     def methods(self) -> list[str]:
         return [seen.method for seen in self.seen]
+
+    def connections(self) -> int:
+        """How many connections the requests came on."""
+        return len({seen.client for seen in self.seen})

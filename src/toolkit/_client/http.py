@@ -23,7 +23,12 @@
   ``subscriptions/listen`` is an ordinary request whose stream stays open.
 
 The era of each message is the ``MCP-Protocol-Version`` the session sends beside it (none: the
-legacy handshake). httpx is imported here, where the client uses it.
+legacy handshake).
+
+HTTP itself goes through ``exchange.HttpClient``: ``http11.Http11Client`` (HTTP/1.1 on asyncio,
+a fraction of httpx's CPU per request) unless only httpx can do it: an ``auth`` (an
+``httpx.Auth``: OAuth), a user's ``http_client``, a proxy in the environment, a URL it does not
+take. httpx is imported only then.
 """
 
 from __future__ import annotations
@@ -32,9 +37,8 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import httpx
 import pydantic_core
 
 from .._errors import INTERNAL_ERROR
@@ -42,8 +46,12 @@ from .._headers import PROTOCOL_VERSION
 from .._jsonrpc import encode, error_reply
 from .._types import RequestId
 from .._versions import is_modern
+from .exchange import ConnectFailed, HttpClient, HttpError, HttpResponse, HttpTimeout, ReadTimeout, lean_reachable
 from .sse import EventTooLarge, SseParser
 from .transport import FAILURE_KEY, Deliver, OnClose, TransportClosed
+
+if TYPE_CHECKING:
+    import httpx
 
 logger = logging.getLogger("toolkit.client")
 
@@ -52,9 +60,9 @@ SESSION_ID: Final = "Mcp-Session-Id"
 LAST_EVENT_ID: Final = "Last-Event-ID"
 DEFAULT_MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
 DEFAULT_RETRY_MS: Final = 1000
+"""How long to wait before reconnecting when the server sent no ``retry``."""
 KEEPALIVE_SECONDS: Final = 2.0
 """How long an idle connection is kept for reuse: under the shortest keep-alive servers use (uvicorn's 5 s)."""
-"""How long to wait before reconnecting when the server sent no ``retry``."""
 EXCERPT_CHARS: Final = 200
 """How much of an unexpected body an error message quotes."""
 ERROR_BODY_BYTES: Final = 64 * 1024
@@ -63,6 +71,10 @@ ERROR_BODY_BYTES: Final = 64 * 1024
 
 class _Malformed(ValueError):
     """A message on an SSE stream that is not JSON."""
+
+
+RequestHeaders = dict[str, tuple[str, str]]
+"""A request's headers by lower-case name (a later one of the same name replaces an earlier one)."""
 
 
 class _Pending:
@@ -131,8 +143,8 @@ class HttpTransport:
         self.close_reason: str | None = None
         """Why the connection ended (``close()``, or the server ended the session): ``send`` raises it."""
         self._on_close: OnClose | None = None
-        self._client = http_client
-        self._owns_client = http_client is None
+        self._http_client = http_client
+        self._http: HttpClient | None = None
         self._deliver: Deliver | None = None
         self._closed = False
         self._legacy_version: str | None = None
@@ -150,22 +162,15 @@ class HttpTransport:
         """
         if self._closed:
             raise TransportClosed(f"the HTTP transport to {self.url} was closed")
-        if self._client is None:
-            # Redirects are followed as the other MCP clients do (a mount's ``/mcp`` → ``/mcp/``).
-            # A connection idle longer than a server keeps it (uvicorn: 5 s) is not reused: after a
-            # sign-in that took a while, the retried request would meet a closed socket.
-            self._client = httpx.AsyncClient(
-                timeout=self._timeout(None),
-                follow_redirects=True,
-                limits=httpx.Limits(keepalive_expiry=KEEPALIVE_SECONDS),
-            )
+        if self._http is None:
+            self._http = self._http_client_for_url()
         self._deliver = deliver
         self._on_close = on_close
 
     async def send(self, message: dict[str, Any], *, headers: Mapping[str, str] | None = None) -> None:
         if self.close_reason is not None:
             raise TransportClosed(self.close_reason)
-        if self._deliver is None or self._client is None:
+        if self._deliver is None or self._http is None:
             raise TransportClosed(f"the HTTP transport to {self.url} is not open")
         version = headers.get(PROTOCOL_VERSION) if headers else None
         modern = version is not None and is_modern(version)
@@ -209,42 +214,64 @@ class HttpTransport:
         if tasks:
             await asyncio.wait(tasks)
         self._end(f"the HTTP transport to {self.url} was closed")
-        client = self._client
-        if client is None:
+        http = self._http
+        if http is None:
             return
         try:
             if self.session_id is not None and not self.session_expired:
-                await self._end_session(client, self.session_id)
+                await self._end_session(self.session_id)
         finally:
-            if self._owns_client:
-                await client.aclose()
+            await http.aclose()
+
+    @property
+    def lean(self) -> bool:
+        """Whether requests go through toolkit's own HTTP/1.1 client rather than httpx (known once open)."""
+        from .http11 import Http11Client  # noqa: PLC0415
+
+        return isinstance(self._http, Http11Client)
 
     # --- sending --------------------------------------------------------------------------------
 
-    def _timeout(self, read: float | None) -> httpx.Timeout:
-        return httpx.Timeout(self.timeout, read=read)
+    def _http_client_for_url(self) -> HttpClient:
+        """toolkit's HTTP/1.1 client, or httpx where only httpx will do (see the module's docstring)."""
+        if self.auth is None and self._http_client is None and lean_reachable(self.url):
+            from .http11 import Http11Client  # noqa: PLC0415
 
-    def _headers(self, extra: Mapping[str, str] | None, accept: str) -> httpx.Headers:
+            return Http11Client(timeout=self.timeout, keepalive=KEEPALIVE_SECONDS)
+        from .httpx_client import HttpxClient  # noqa: PLC0415
+
+        return HttpxClient(self._http_client, auth=self.auth, timeout=self.timeout, keepalive=KEEPALIVE_SECONDS)
+
+    def _headers(self, extra: Mapping[str, str] | None, accept: str) -> RequestHeaders:
         """The MCP headers, the session's (``extra``), the user's, and the legacy session id."""
-        headers = httpx.Headers({"Accept": accept})
-        for source in (extra, self.headers):
-            for name, value in (source or {}).items():
-                headers[name] = value
+        headers: RequestHeaders = {"accept": ("Accept", accept)}
+        if extra:
+            for name, value in extra.items():
+                headers[name.lower()] = (name, value)
+        for name, value in self.headers.items():
+            headers[name.lower()] = (name, value)
         if self.session_id is not None:
-            headers[SESSION_ID] = self.session_id
+            headers["mcp-session-id"] = (SESSION_ID, self.session_id)
         return headers
 
-    async def _send_http(self, request: httpx.Request) -> httpx.Response:
-        assert self._client is not None
-        if self.auth is not None:
-            return await self._client.send(request, stream=True, auth=self.auth)
-        return await self._client.send(request, stream=True)
+    async def _http_request(
+        self,
+        method: str,
+        headers: RequestHeaders,
+        body: bytes | None,
+        read_timeout: float | None,
+        on_sent: Callable[[], None] | None = None,
+    ) -> HttpResponse:
+        assert self._http is not None
+        return await self._http.request(
+            method, self.url, headers.values(), body, read_timeout=read_timeout, on_sent=on_sent
+        )
 
     def _unreachable(self, exc: BaseException) -> ConnectionError:
         detail = str(exc) or type(exc).__name__
-        if isinstance(exc, httpx.ConnectError):
+        if isinstance(exc, ConnectFailed):
             return ConnectionError(f"cannot connect to the MCP server at {self.url}: {detail}")
-        if isinstance(exc, httpx.TimeoutException):
+        if isinstance(exc, HttpTimeout):
             return ConnectionError(f"the MCP server at {self.url} did not take the request within {self.timeout:g} s")
         return ConnectionError(f"the HTTP request to {self.url} failed: {detail}")
 
@@ -252,28 +279,13 @@ class HttpTransport:
         self, request_id: RequestId, message: dict[str, Any], headers: Mapping[str, str] | None, *, legacy: bool
     ) -> None:
         """POST a request from a task that then reads its answer; return once it has been sent."""
-        assert self._client is not None
         loop = asyncio.get_running_loop()
         sent: asyncio.Future[None] = loop.create_future()
-
-        async def trace(event: str, info: Mapping[str, Any]) -> None:
-            # httpcore's trace extension: the body is out, the request is the server's now.
-            if event.endswith("send_request_body.complete") and not sent.done():
-                sent.set_result(None)
-
         request_headers = self._headers(headers, ACCEPT_BOTH)
-        request_headers["Content-Type"] = "application/json"
-        request = self._client.build_request(
-            "POST",
-            self.url,
-            content=encode(message),
-            headers=request_headers,
-            timeout=self._timeout(self.read_timeout),
-            extensions={"trace": trace},
-        )
+        request_headers["content-type"] = ("Content-Type", "application/json")
         pending = _Pending(request_id, headers, legacy)
-        pending.session = SESSION_ID in request_headers
-        task = loop.create_task(self._run_request(pending, request, sent))
+        pending.session = "mcp-session-id" in request_headers
+        task = loop.create_task(self._run_request(pending, request_headers, encode(message), sent))
         self._reading[request_id] = task
         self._tasks.add(task)
         task.add_done_callback(lambda done: self._forget(request_id, done))
@@ -290,26 +302,22 @@ class HttpTransport:
 
     async def _post_message(self, message: dict[str, Any], headers: Mapping[str, str] | None, modern: bool) -> None:
         """POST a notification or an answer to the server's request: ``202 Accepted`` expected."""
-        assert self._client is not None
         request_headers = self._headers(headers, ACCEPT_BOTH)
-        request_headers["Content-Type"] = "application/json"
-        request = self._client.build_request(
-            "POST", self.url, content=encode(message), headers=request_headers, timeout=self._timeout(self.timeout)
-        )
+        request_headers["content-type"] = ("Content-Type", "application/json")
         try:
-            response = await self._send_http(request)
-        except httpx.HTTPError as exc:
+            response = await self._http_request("POST", request_headers, encode(message), self.timeout)
+        except HttpError as exc:
             raise self._unreachable(exc) from exc
         try:
             what = message.get("method") or f"the answer to request {message.get('id')!r}"
-            if response.status_code >= 400:
+            if response.status >= 400:
                 excerpt = _excerpt(await _read_limited(response, ERROR_BODY_BYTES) or b"")
-                gone = self._session_gone(response, SESSION_ID in request_headers)
+                gone = self._session_gone(response, "mcp-session-id" in request_headers)
                 if gone is not None:
                     logger.warning("%s; %s was not delivered", gone, what)
                     self._end(gone)
                 else:
-                    logger.warning("%s refused %s: HTTP %s %s", self.url, what, response.status_code, excerpt)
+                    logger.warning("%s refused %s: HTTP %s %s", self.url, what, response.status, excerpt)
                 return
             await _read_limited(response, ERROR_BODY_BYTES)
         finally:
@@ -319,12 +327,18 @@ class HttpTransport:
 
     # --- reading a request's answer -------------------------------------------------------------
 
-    async def _run_request(self, pending: _Pending, request: httpx.Request, sent: asyncio.Future[None]) -> None:
+    async def _run_request(
+        self, pending: _Pending, headers: RequestHeaders, body: bytes, sent: asyncio.Future[None]
+    ) -> None:
+        def on_sent() -> None:
+            if not sent.done():
+                sent.set_result(None)
+
         try:
             try:
-                response = await self._send_http(request)
+                response = await self._http_request("POST", headers, body, self.read_timeout, on_sent)
             except Exception as exc:
-                failure: BaseException = self._unreachable(exc) if isinstance(exc, httpx.HTTPError) else exc
+                failure: BaseException = self._unreachable(exc) if isinstance(exc, HttpError) else exc
                 if not sent.done():
                     sent.set_exception(failure)
                 else:  # the caller waits on the session: it gets this exception itself (an OAuthError, say)
@@ -345,12 +359,12 @@ class HttpTransport:
             if not sent.done():
                 sent.set_exception(TransportClosed(f"the HTTP transport to {self.url} was closed"))
 
-    async def _read_answer(self, response: httpx.Response, pending: _Pending) -> None:
+    async def _read_answer(self, response: HttpResponse, pending: _Pending) -> None:
         """Deliver what one HTTP answer to a request carries; on failure, an error for the request."""
-        session_id = response.headers.get(SESSION_ID)
+        session_id = response.header("mcp-session-id")
         if session_id is not None and pending.legacy:
             self.session_id = session_id  # the initialize answer's: kept before the session reads it and goes on
-        status = response.status_code
+        status = response.status
         content_type = _content_type(response)
         if status >= 400:
             await self._refused(response, pending)
@@ -371,7 +385,7 @@ class HttpTransport:
                 status,
             )
 
-    async def _read_json(self, response: httpx.Response, pending: _Pending) -> None:
+    async def _read_json(self, response: HttpResponse, pending: _Pending) -> None:
         body = await _read_limited(response, self.max_message_bytes)
         if body is None:
             await self._fail(pending, f"{self.url} answered with a JSON body over {self.max_message_bytes} bytes")
@@ -389,7 +403,7 @@ class HttpTransport:
                 pending, f"{self.url} answered without a response to request {pending.request_id!r}: {_excerpt(body)}"
             )
 
-    async def _read_stream(self, response: httpx.Response, pending: _Pending) -> None:
+    async def _read_stream(self, response: HttpResponse, pending: _Pending) -> None:
         """Deliver a request's SSE stream as it arrives; a stream that breaks off may be resumed after."""
         parser = SseParser(self.max_message_bytes)
         parser.last_event_id, parser.retry = pending.last_event_id, pending.retry
@@ -398,10 +412,10 @@ class HttpTransport:
         except (EventTooLarge, _Malformed) as exc:
             await self._fail(pending, f"{self.url} sent a bad SSE stream: {exc}")
             pending.resumable = False
-        except httpx.ReadTimeout:
+        except ReadTimeout:
             await self._fail(pending, f"{self.url} sent nothing for {self.read_timeout:g} s")
             pending.resumable = False
-        except httpx.HTTPError as exc:  # the connection broke: resumable, like a stream that ended early
+        except HttpError as exc:  # the connection broke: resumable, like a stream that ended early
             logger.debug("the stream of request %r broke off: %s", pending.request_id, exc)
         pending.last_event_id, pending.retry = parser.last_event_id, parser.retry
 
@@ -426,19 +440,15 @@ class HttpTransport:
             attempts += 1
             await asyncio.sleep((pending.retry if pending.retry is not None else self.retry_ms) / 1000)
             headers = self._headers(pending.headers, "text/event-stream")
-            headers[LAST_EVENT_ID] = pending.last_event_id
-            assert self._client is not None
-            request = self._client.build_request(
-                "GET", self.url, headers=headers, timeout=self._timeout(self.read_timeout)
-            )
+            headers["last-event-id"] = (LAST_EVENT_ID, pending.last_event_id)
             try:
-                response = await self._send_http(request)
-            except httpx.HTTPError as exc:
+                response = await self._http_request("GET", headers, None, self.read_timeout)
+            except HttpError as exc:
                 logger.debug("resuming the stream of request %r failed: %s", pending.request_id, exc)
                 continue
             before = pending.last_event_id
             try:
-                if response.status_code >= 400 or _content_type(response) != "text/event-stream":
+                if response.status >= 400 or _content_type(response) != "text/event-stream":
                     await self._read_answer(response, pending)  # the refusal, as an error for the request
                     return
                 await self._read_stream(response, pending)
@@ -447,9 +457,9 @@ class HttpTransport:
             if pending.last_event_id != before:
                 attempts = 0  # progress: the budget is for attempts in a row that got nothing
 
-    async def _refused(self, response: httpx.Response, pending: _Pending) -> None:
+    async def _refused(self, response: HttpResponse, pending: _Pending) -> None:
         """An HTTP error status: the server's JSON-RPC error when it sent one, else one saying what happened."""
-        status = response.status_code
+        status = response.status
         body = await _read_limited(response, ERROR_BODY_BYTES) or b""
         gone = self._session_gone(response, pending.session)
         if gone is not None:
@@ -464,16 +474,16 @@ class HttpTransport:
             await self._deliver_for(pending, parsed)
             if pending.answered:
                 return
-        reason = f"HTTP {status} {response.reason_phrase}".rstrip()
+        reason = f"HTTP {status} {response.reason}".rstrip()
         detail = f": {_excerpt(body)}" if body else " with no body"
         await self._fail(pending, f"{self.url} answered {reason}{detail}", status)
 
-    def _session_gone(self, response: httpx.Response, named_session: bool) -> str | None:
+    def _session_gone(self, response: HttpResponse, named_session: bool) -> str | None:
         """404 for a request that named our session: the server ended it (2025-11-25 Session Management 3-4).
 
         What to say about it, or ``None`` for any other answer.
         """
-        if response.status_code != 404 or not named_session:
+        if response.status != 404 or not named_session:
             return None
         self.session_expired = True
         return (
@@ -525,7 +535,7 @@ class HttpTransport:
 
     async def _read_events(
         self,
-        response: httpx.Response,
+        response: HttpResponse,
         parser: SseParser,
         handle: Callable[[dict[str, Any]], Awaitable[bool]],
     ) -> bool:
@@ -535,7 +545,7 @@ class HttpTransport:
         SHOULD end it then, and one that does not is not read (nor held open) any longer.
         """
         received = False
-        async for chunk in response.aiter_bytes():
+        while chunk := await response.read_chunk():
             for event in parser.feed(chunk):
                 if event.event != "message":
                     logger.debug("%s: ignored an SSE event of type %r", self.url, event.event)
@@ -570,24 +580,20 @@ class HttpTransport:
             extra = {PROTOCOL_VERSION: self._legacy_version} if self._legacy_version is not None else None
             headers = self._headers(extra, "text/event-stream")
             if last_event_id is not None:
-                headers[LAST_EVENT_ID] = last_event_id
-            assert self._client is not None
-            request = self._client.build_request(
-                "GET", self.url, headers=headers, timeout=self._timeout(self.read_timeout)
-            )
+                headers["last-event-id"] = (LAST_EVENT_ID, last_event_id)
             received = False
             try:
-                response = await self._send_http(request)
-            except httpx.HTTPError as exc:
+                response = await self._http_request("GET", headers, None, self.read_timeout)
+            except HttpError as exc:
                 logger.debug("%s: the GET stream could not be opened: %s", self.url, exc)
             else:
                 try:
-                    status = response.status_code
+                    status = response.status
                     if status == 405:
                         logger.debug("%s offers no GET stream (405)", self.url)
                         return
                     if status >= 400 or _content_type(response) != "text/event-stream":
-                        gone = self._session_gone(response, SESSION_ID in headers)
+                        gone = self._session_gone(response, "mcp-session-id" in headers)
                         if gone is not None:
                             logger.warning("%s: the GET stream ends", gone)
                             self._end(gone)
@@ -600,7 +606,7 @@ class HttpTransport:
                         received = await self._read_events(response, parser, self._deliver_unsolicited)
                     except (EventTooLarge, _Malformed) as exc:
                         logger.warning("%s sent a bad SSE stream on GET: %s", self.url, exc)
-                    except httpx.HTTPError as exc:
+                    except HttpError as exc:
                         logger.debug("%s: the GET stream broke off: %s", self.url, exc)
                     last_event_id = parser.last_event_id
                     retry = parser.retry if parser.retry is not None else retry
@@ -620,37 +626,36 @@ class HttpTransport:
             await deliver(message)
         return False
 
-    async def _end_session(self, client: httpx.AsyncClient, session_id: str) -> None:
+    async def _end_session(self, session_id: str) -> None:
         """``DELETE`` the legacy session (2025-11-25 Session Management 5; 405: the server keeps it)."""
         extra = {PROTOCOL_VERSION: self._legacy_version} if self._legacy_version is not None else None
         headers = self._headers(extra, ACCEPT_BOTH)
-        headers[SESSION_ID] = session_id
-        request = client.build_request("DELETE", self.url, headers=headers, timeout=self._timeout(self.timeout))
+        headers["mcp-session-id"] = (SESSION_ID, session_id)
         try:
-            response = await self._send_http(request)
-        except httpx.HTTPError as exc:
+            response = await self._http_request("DELETE", headers, None, self.timeout)
+        except HttpError as exc:
             logger.debug("%s: ending session failed: %s", self.url, exc)
             return
         try:
-            if response.status_code >= 400 and response.status_code not in (404, 405):
-                logger.debug("%s refused to end the session: HTTP %s", self.url, response.status_code)
+            if response.status >= 400 and response.status not in (404, 405):
+                logger.debug("%s refused to end the session: HTTP %s", self.url, response.status)
         finally:
             await response.aclose()
 
 
-def _content_type(response: httpx.Response) -> str:
-    value: str = response.headers.get("content-type", "")
+def _content_type(response: HttpResponse) -> str:
+    value = response.header("content-type") or ""
     return value.split(";", 1)[0].strip().lower()
 
 
-async def _read_limited(response: httpx.Response, limit: int) -> bytes | None:
+async def _read_limited(response: HttpResponse, limit: int) -> bytes | None:
     """The body, or ``None`` once it is longer than ``limit`` bytes (the rest is not read)."""
-    declared = response.headers.get("content-length", "")
+    declared = response.header("content-length") or ""
     if declared.isdigit() and int(declared) > limit:
         return None
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_bytes():
+    while chunk := await response.read_chunk():
         size += len(chunk)
         if size > limit:
             return None
