@@ -726,3 +726,38 @@ async def test_token_issuer_tokens_pass_its_verifier_and_bad_ones_do_not(algorit
         await verifier.verify(TokenIssuer(algorithm=algorithm).token())  # another key
     (key,) = issuer.jwks["keys"]
     assert key["kid"] == "test-key" and key["alg"] == algorithm and "d" not in key
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_elicit_takes_fastmcps_response_type_keyword(version: str) -> None:
+    """fastmcp 2.x documents ``ctx.elicit(message, response_type=int)``: the same as the second argument."""
+    server = Server("asks")
+    seen: list[Any] = []
+
+    @server.tool
+    async def ask(ctx: Context) -> str:
+        answer = await ctx.elicit("How many?", response_type=int)
+        seen.append(answer.data)
+        return answer.action
+
+    def answer(params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"value": 3}}
+
+    async with Client(server, protocol_version=version, elicitation=answer) as client:
+        assert text(await client.call_tool("ask")) == "accept"
+    assert seen == [3]
+
+
+async def test_elicit_refuses_a_schema_given_twice() -> None:
+    server = Server("asks")
+
+    @server.tool
+    async def ask(ctx: Context) -> str:
+        await ctx.elicit("How many?", int, response_type=int)
+        return "asked"
+
+    server.mask_errors = False
+    async with Client(server, elicitation=lambda params: {"action": "decline"}) as client:
+        result = await client.call_tool("ask")
+    assert result["isError"] is True
+    assert "give the schema once" in text(result)

@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+_NOT_GIVEN: Any = object()
+"""``ctx.elicit(response_type=...)`` left out (``None`` is a schema there: no data)."""
+
+
 class Services:
     """What a ``Context`` reaches beyond its own request; the engine hands the same one to every call."""
 
@@ -278,7 +282,12 @@ class Context:
     @overload
     async def elicit(self, message: str, schema: object, *, key: str | None = None) -> ElicitResult[Any]: ...
 
-    async def elicit(self, message: str, schema: object = None, *, key: str | None = None) -> ElicitResult[Any]:
+    @overload
+    async def elicit(self, message: str, *, response_type: object, key: str | None = None) -> ElicitResult[Any]: ...
+
+    async def elicit(
+        self, message: str, schema: object = None, *, key: str | None = None, response_type: object = _NOT_GIVEN
+    ) -> ElicitResult[Any]:
         """Ask the user for input (``elicitation/create``, form mode).
 
         ``schema`` is a pydantic model (the answer comes back as an instance of it), a JSON
@@ -287,9 +296,14 @@ class Context:
         ``[["a", "b"]]`` to pick several), or ``None`` (no data: the user accepts or not). A
         single value is asked as an object with one property, ``value``, and ``data`` is the
         value itself. ``key`` names the question in the modern era's ``inputRequests``
-        (default: generated in call order).
+        (default: generated in call order). ``response_type=`` is fastmcp's name for ``schema``.
         """
         from ._schema.elicitation import elicitation_form, elicitation_schema  # noqa: PLC0415 - on first use
+
+        if response_type is not _NOT_GIVEN:
+            if schema is not None:
+                raise TypeError("ctx.elicit: give the schema once, as the second argument or as response_type=")
+            schema = response_type
 
         form = elicitation_form(schema)
         model = schema if isinstance(schema, type) and issubclass(schema, BaseModel) else None
