@@ -1,16 +1,17 @@
 """``ClientSession``: the protocol logic of an MCP client, in either era, over any transport.
 
 - The version: pinned (a legacy version opens with ``initialize``; the modern one needs no
-  handshake), or ``"auto"``: probe with ``server/discover`` and fall back to ``initialize`` on
-  any answer that does not identify a modern server, or on none within ``probe_timeout``
-  (2026-07-28 basic/versioning, "Backward Compatibility"; transports/stdio, same section).
+  handshake), or ``"auto"``: probe with ``server/discover`` and fall back to ``initialize``
+  (``negotiation``).
 - Every request: an id and a future (``_jsonrpc.Correlator``); the modern era's ``_meta``
   (version, client capabilities and info, log level; the keys in ``_types``); the headers an HTTP
-  transport sends beside it (``_headers.for_request``).
-- The server's questions (elicitation, sampling, roots) go to the user's handlers: as requests
-  over the session (legacy), answered in tasks of their own so the transport keeps reading; or
-  as ``inputRequests`` of an ``input_required`` result (modern), answered by calling again with
-  ``inputResponses`` and the ``requestState`` (``follow_input``).
+  transport sends beside it (``_headers.for_request``, ``Mcp-Param-*`` from the listed tools);
+  a progress callback; a subscription's notifications; cancellation on the server of what it
+  gives up on.
+- The server's questions (elicitation, sampling, roots) go to the user's handlers
+  (``questions``): as requests over the session (legacy), answered in tasks of their own so the
+  transport keeps reading; or as ``inputRequests`` of an ``input_required`` result (modern),
+  answered by calling again with ``inputResponses`` and the ``requestState`` (``follow_input``).
 - A JSON-RPC error is ``ClientError`` for the ``result``-returning calls; ``request`` returns
   the response as it came (raw wire JSON), for callers that look at errors themselves.
 """
@@ -25,14 +26,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 from .._errors import (
-    HEADER_MISMATCH,
-    INTERNAL_ERROR,
-    METHOD_NOT_FOUND,
-    MISSING_CAPABILITY,
-    UNSUPPORTED_VERSION,
     ClientError,
     SchemaError,
-    ToolkitError,
 )
 from .._headers import PROTOCOL_VERSION, ParamPaths, for_request
 from .._jsonrpc import Correlator, Response
@@ -46,39 +41,29 @@ from .._types import (
     SUBSCRIPTION_ID_KEY,
     RequestId,
 )
-from .._versions import KNOWN_VERSIONS, LATEST_LEGACY_VERSION, LATEST_VERSION, LEGACY_VERSIONS, is_known, is_modern
-from .transport import FAILURE_KEY, Transport, TransportClosed
+from .._versions import LATEST_VERSION, is_known, is_modern
+from . import negotiation, questions
+from .negotiation import AUTO, VersionNotAgreed, raise_failure
+from .questions import QUESTIONS, Handler, InputRounds, NoHandler
+from .transport import Transport, TransportClosed
+
+__all__ = [
+    "AUTO",
+    "QUESTIONS",
+    "ClientSession",
+    "Handler",
+    "InputRounds",
+    "NoHandler",
+    "Progress",
+    "VersionNotAgreed",
+]
 
 logger = logging.getLogger("toolkit.client")
-
-AUTO: Final = "auto"
-"""``protocol_version="auto"``: the newest version the server speaks, found by probing."""
-
-Handler = Callable[[dict[str, Any]], Awaitable[Any] | Any]
-"""Answers one question of the server: its ``params`` in, the result the client sends back out."""
 
 Progress = Callable[[float, float | None, str | None], None]
 """Called with each progress report about a request: ``progress``, ``total`` and ``message``."""
 
-QUESTIONS: Final = {"elicitation": "elicitation/create", "sampling": "sampling/createMessage", "roots": "roots/list"}
-"""The client capability each question needs, and the method that asks it."""
-
-MODERN_ERRORS: Final = frozenset({UNSUPPORTED_VERSION, HEADER_MISMATCH, MISSING_CAPABILITY})
-"""Error codes only a modern server answers with: a probe refused with one found a modern server."""
-
 DEFAULT_CLIENT_INFO: Final = {"name": "toolkit-client", "version": "1.0"}
-
-
-class NoHandler(ToolkitError, LookupError):
-    """The server asked for input (elicitation, sampling, roots) and this client has no handler for it."""
-
-
-class VersionNotAgreed(ToolkitError):
-    """The server and this client speak no protocol version in common (the message says what each offered)."""
-
-
-class InputRounds(ToolkitError):
-    """A request still asked for input after ``max_rounds`` rounds of answers."""
 
 
 def _failure(kind: str, method: str, detail: Any) -> Exception:
@@ -146,7 +131,7 @@ class ClientSession:
         self.tool_params: dict[str, ParamPaths] = {}
         """Each listed tool's ``x-mcp-header`` parameters (modern HTTP sends them as ``Mcp-Param-*``)."""
         if protocol_version != AUTO:
-            self._settle(protocol_version)
+            self.settle(protocol_version)
 
     # --- the connection and the version ---------------------------------------------------------
 
@@ -188,11 +173,11 @@ class ClientSession:
         """The transport ended (the server exited, the stream closed): what still waits fails now, saying why."""
         self._requests.close(reason)
 
-    def _settle(self, version: str) -> None:
+    def settle(self, version: str) -> None:
         self.protocol_version = version
         self.modern = is_modern(version)
         if self.modern:
-            self._meta = self._modern_meta(version)
+            self._meta = self.modern_meta(version)
         else:
             self._legacy_headers = {PROTOCOL_VERSION: version}
 
@@ -200,9 +185,9 @@ class ClientSession:
         """Ask for log messages at ``level`` from now on, in every request's ``_meta`` (2026-07-28)."""
         self.log_level = level
         if self.modern and self.protocol_version is not None:
-            self._meta = self._modern_meta(self.protocol_version)
+            self._meta = self.modern_meta(self.protocol_version)
 
-    def _modern_meta(self, version: str) -> dict[str, Any]:
+    def modern_meta(self, version: str) -> dict[str, Any]:
         meta: dict[str, Any] = {
             PROTOCOL_VERSION_KEY: version,
             CLIENT_CAPABILITIES_KEY: self.capabilities,
@@ -213,64 +198,10 @@ class ClientSession:
         return meta
 
     async def _probe(self, version: str, *, retry: bool) -> None:
-        """``server/discover`` with ``version``: a result or a modern error means a modern server; else legacy.
-
-        Any other error, or none in time, is a legacy server (the fallback is never keyed to one code:
-        transports/stdio, "Backward Compatibility"). ``UnsupportedProtocolVersionError`` lists what the
-        server speaks: the newest version in common is probed once more (or opens with ``initialize``).
-        """
-        params = {"_meta": self._modern_meta(version)}
-        try:
-            response = await self._exchange(
-                "server/discover", params, self.probe_timeout, for_request("server/discover", params, version)
-            )
-        except TimeoutError:
-            logger.debug("no answer to server/discover within %g s: a legacy server", self.probe_timeout)
-            await self._initialize(None)
-            return
-        _raise_failure(response)  # the transport failed (a sign-in refused): no era to learn from it
-        if "result" in response:
-            self.discover_result = response["result"]
-            self._settle(version)
-            return
-        error = response.get("error") or {}
-        code = error.get("code")
-        if code not in MODERN_ERRORS:
-            await self._initialize(None)
-            return
-        if code != UNSUPPORTED_VERSION:
-            raise ClientError(error)  # a modern server refusing the probe itself
-        data = error.get("data")
-        supported = data.get("supported") if isinstance(data, dict) else None
-        choice = _newest_in_common(supported)
-        if choice is None:
-            raise VersionNotAgreed(f"the server speaks {supported!r}; this client speaks {list(KNOWN_VERSIONS)}")
-        if not is_modern(choice):
-            await self._initialize(choice)  # a dual-era server whose modern versions are not ours
-        elif retry:  # once, even with the version just sent: a server may refuse it once and list it
-            await self._probe(choice, retry=False)
-        else:
-            raise ClientError(error)
+        await negotiation.probe(self, version, retry=retry)
 
     async def _initialize(self, version: str | None) -> None:
-        """The legacy handshake: ``initialize``, ``notifications/initialized``, then ``logging/setLevel``."""
-        requested = version or LATEST_LEGACY_VERSION
-        params = {"protocolVersion": requested, "capabilities": self.capabilities, "clientInfo": self.client_info}
-        response = await self._exchange("initialize", params, self.timeout, None)
-        if "error" in response:
-            _raise_failure(response)
-            raise ClientError(response["error"])
-        result: dict[str, Any] = response["result"]
-        answered = result.get("protocolVersion")
-        # A pinned version is the only one acceptable; after a probe, any legacy version we speak.
-        acceptable = (requested,) if version == self.requested_version else LEGACY_VERSIONS
-        if not isinstance(answered, str) or answered not in acceptable:
-            raise VersionNotAgreed(f"the server answered initialize with {answered!r}; this client speaks {acceptable}")
-        self.initialize_result = result
-        self._settle(answered)
-        await self.notify("notifications/initialized")
-        if self.log_level is not None:
-            await self.result("logging/setLevel", {"level": self.log_level})
+        await negotiation.initialize(self, version)
 
     @property
     def server_capabilities(self) -> dict[str, Any] | None:
@@ -318,8 +249,8 @@ class ClientSession:
             for attempt in range(2):
                 sent = self._with_meta(given, meta, token)
                 headers = self._headers_for(method, sent)
-                response = await self._exchange(method, sent, seconds, headers, subscription)
-                if attempt or not self._agreed_again(response):
+                response = await self.exchange(method, sent, seconds, headers, subscription)
+                if attempt or not negotiation.agreed_again(self, response):
                     return response
             raise AssertionError("unreachable: the second attempt returns")  # pragma: no cover
         finally:
@@ -335,25 +266,6 @@ class ClientSession:
             return params
         return {**params, "_meta": {**merged, **params.get("_meta", {})}}
 
-    def _agreed_again(self, response: dict[str, Any]) -> bool:
-        """A modern server refused the version (``UnsupportedProtocolVersionError``) but names one we speak.
-
-        2026-07-28 basic/versioning: the client retries with a version from ``supported``. It
-        settles on it (a pinned session only on its own version, which a server may refuse once
-        and list) and says whether the request should go again, once.
-        """
-        error = response.get("error")
-        if not self.modern or not isinstance(error, dict) or error.get("code") != UNSUPPORTED_VERSION:
-            return False
-        data = error.get("data")
-        choice = _newest_in_common(data.get("supported") if isinstance(data, dict) else None)
-        if choice is None or not is_modern(choice):
-            return False
-        if self.requested_version not in (AUTO, choice):  # pinned: only its own version
-            return False
-        self._settle(choice)
-        return True
-
     async def result(
         self,
         method: str,
@@ -366,7 +278,7 @@ class ClientSession:
         """Send one request; its ``result``, or ``ClientError`` with the JSON-RPC error."""
         response = await self.request(method, params, meta=meta, timeout=timeout, progress=progress)
         if "error" in response:
-            _raise_failure(response)
+            raise_failure(response)
             raise ClientError(response["error"])
         result: dict[str, Any] = response["result"]
         return result
@@ -384,7 +296,7 @@ class ClientSession:
             return for_request(method, params, self.protocol_version, paths)
         return self._legacy_headers
 
-    async def _exchange(
+    async def exchange(
         self,
         method: str,
         params: dict[str, Any],
@@ -500,23 +412,7 @@ class ClientSession:
     async def _answer_request(self, message: dict[str, Any]) -> None:
         """Answer one server request (legacy era) with its handler; any failure is a JSON-RPC error."""
         method = message["method"]
-        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
-        handler = self.handlers.get(method)
-        if method == "ping":
-            reply["result"] = {}
-        elif handler is None:
-            reply["error"] = {
-                "code": METHOD_NOT_FOUND,
-                "message": f"Method not found: this client does not answer {method}",
-            }
-        else:
-            try:
-                params = message.get("params") or {}
-                answer = handler(params)
-                reply["result"] = _completed(method, params, await answer if isinstance(answer, Awaitable) else answer)
-            except Exception as exc:
-                logger.exception("the %s handler failed", method)
-                reply["error"] = {"code": INTERNAL_ERROR, "message": f"the client's {method} handler failed: {exc}"}
+        reply = await questions.reply(self.handlers, message)
         try:
             await self.transport.send(reply, headers=self._headers_for(method, {}))
         except TransportClosed:
@@ -526,12 +422,7 @@ class ClientSession:
 
     async def answer(self, asked: dict[str, Any]) -> Any:
         """The answer to one of the server's ``inputRequests`` (``method`` and ``params``), from its handler."""
-        handler = self.handlers.get(asked["method"])
-        if handler is None:
-            raise NoHandler(f"the server asked for {asked['method']} and this client has no handler for it")
-        params = asked.get("params", {})
-        answer = handler(params)
-        return _completed(asked["method"], params, await answer if isinstance(answer, Awaitable) else answer)
+        return await questions.answer(self.handlers, asked["method"], asked.get("params", {}))
 
     async def follow_input(
         self,
@@ -619,38 +510,3 @@ class ClientSession:
 
     async def read_resource(self, uri: str, *, follow_input: bool = True) -> dict[str, Any]:
         return await self.follow_input("resources/read", {"uri": uri}, follow=follow_input)
-
-
-def _completed(method: str, params: Any, answer: Any) -> Any:
-    """An accepted form elicitation with each field the user left out set to its schema's ``default``.
-
-    2025-11-25 client/elicitation: "Clients that support defaults SHOULD pre-populate form fields
-    with these values": a handler that returns only what the user changed gets the rest filled in.
-    """
-    if method != "elicitation/create" or not isinstance(answer, dict) or answer.get("action") != "accept":
-        return answer
-    schema = params.get("requestedSchema") if isinstance(params, dict) else None
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    if not isinstance(properties, dict):
-        return answer
-    content = answer.get("content")
-    filled = dict(content) if isinstance(content, dict) else {}
-    for name, field in properties.items():
-        if name not in filled and isinstance(field, dict) and "default" in field:
-            filled[name] = field["default"]
-    return {**answer, "content": filled}
-
-
-def _raise_failure(response: dict[str, Any]) -> None:
-    """Raise what failed a request on the transport's side, as it was raised there (``FAILURE_KEY``)."""
-    failure = response.get(FAILURE_KEY)
-    if isinstance(failure, BaseException):
-        raise failure
-
-
-def _newest_in_common(supported: Any) -> str | None:
-    """The newest version of ``supported`` (a server's list) this client speaks too."""
-    if not isinstance(supported, list):
-        return None
-    known = [version for version in supported if isinstance(version, str) and is_known(version)]
-    return max(known, key=KNOWN_VERSIONS.index, default=None)
