@@ -6,14 +6,19 @@ Through the docs as written, the ``toolkit`` command in a real subprocess, or th
 from __future__ import annotations
 
 import json
+import os
+import pty
 import re
 import shlex
+import socket
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import pytest
-from tests.support.processes import REPO, TOOLKIT
+from tests.support.apps import WEATHER
+from tests.support.processes import REPO, TOOLKIT, stop
 from tests.support.stdio import StdioClient
 from tests.test_cli_dev import error_page, eventually, toolkit_dev
 
@@ -206,3 +211,82 @@ def test_an_untyped_parameter_is_warned_about_at_registration(tmp_path: Path, co
         'and the function gets it as it came ("no" stays a string, which is true). Annotate it (ctx: str | None), or '
         "with Any to take any value on purpose",
     ]
+
+
+# --- 5. what toolkit run says when it starts -------------------------------------------------------
+
+BANNER = re.compile(r"toolkit: serving MCP over Streamable HTTP at (http://127\.0\.0\.1:(\d+))/mcp\n")
+
+
+def test_run_over_http_says_where_it_listens_and_the_page(tmp_path: Path) -> None:
+    # It printed nothing at start, with --docs too.
+    log = tmp_path / "run.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [str(TOOLKIT), "run", str(WEATHER), "--transport", "http", "--port", "0", "--docs"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=sink,
+        )
+    try:
+        said = eventually(lambda: _said(log, "Ctrl-C to stop"), "the start banner")
+        found = BANNER.search(said)
+        assert found, said
+        base = found[1]
+        assert f"toolkit: tools page at {base}/docs\n" in said
+        assert httpx.get(f"{base}/docs", timeout=30).status_code == 200
+    finally:
+        stop(process)
+
+
+def _said(log: Path, text: str) -> str:
+    said = log.read_text()
+    assert text in said
+    return said
+
+
+def test_a_port_in_use_gets_a_toolkit_message(tmp_path: Path) -> None:
+    # It was uvicorn's bare "[Errno 98] error while attempting to bind on address".
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for extra in ([], ["--workers", "2"]):
+            done = subprocess.run(
+                [str(TOOLKIT), "run", str(WEATHER), "--transport", "http", "--port", str(port), *extra],
+                check=False,
+                input="",
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            assert done.returncode == 1, done
+            assert (
+                f"toolkit: cannot listen on 127.0.0.1:{port}: Address already in use; another server listens there: "
+                "stop it or choose another --port"
+            ) in done.stderr
+            assert "Errno" not in done.stderr
+
+
+def test_stdio_in_a_terminal_says_it_waits_for_a_client() -> None:
+    # In a terminal, `toolkit run server.py` sat silent: it looked hung.
+    primary, secondary = pty.openpty()
+    with (
+        os.fdopen(primary, "wb", buffering=0) as terminal,
+        subprocess.Popen([str(TOOLKIT), "run", str(WEATHER)], stdin=secondary, stderr=subprocess.PIPE) as process,
+    ):
+        os.close(secondary)
+        assert process.stderr is not None
+        line = process.stderr.readline().decode()
+        terminal.write(b"\x04")  # Ctrl-D: end of input
+        stop(process)
+    assert line.startswith("toolkit: serving MCP over stdio, waiting for a client's JSON-RPC messages on stdin.")
+    assert "`toolkit dev APP`" in line
+
+
+def test_stdio_from_a_host_says_nothing(stdio_client: Callable[..., StdioClient]) -> None:
+    client = stdio_client(WEATHER)
+    client.use_modern()
+    client.result("tools/list")
+    assert client.close() == 0
+    assert "waiting for a client" not in client.stderr

@@ -256,5 +256,13 @@ async def serve_stdio(
 
 def run_stdio(engine: EngineFacing, **options: Any) -> None:
     settle_allocator()
+    if sys.stdin.isatty():  # a person at a terminal, not a host: say why nothing happens
+        print(
+            "toolkit: serving MCP over stdio, waiting for a client's JSON-RPC messages on stdin. An MCP host "
+            "(Claude Desktop, VS Code, ...) starts this command itself; to try the server yourself, run "
+            "`toolkit dev APP` (a page in the browser) or `toolkit call APP TOOL`. Ctrl-D or Ctrl-C to stop.",
+            file=sys.stderr,
+            flush=True,
+        )
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve_stdio(engine, **options))

@@ -500,6 +500,8 @@ def create_app(
     routes += [Route(where, endpoint=function, methods=verbs, name=name) for where, function, verbs, name in custom]
     app = McpApp(routes=routes, lifespan=endpoint.lifespan, path=path)
     app.state.mcp = endpoint
+    app.state.mcp_path = path
+    app.state.docs_path = docs.path if docs is not None else None
     return app
 
 

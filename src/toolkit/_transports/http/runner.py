@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import logging
 import math
@@ -11,8 +12,9 @@ import os
 import secrets
 import signal
 import socket
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 import uvicorn
@@ -74,7 +76,7 @@ def graceful_server(
             app, host=host, port=port, log_level=log_level, lifespan="on", timeout_graceful_shutdown=grace
         )
         settle_allocator()
-        return GracefulServer(config, None)
+        return GracefulServer(config, None, banner=("serving at {base}",))
     if shutdown_grace is not None:
         endpoint.shutdown_grace = shutdown_grace
     # uvicorn's own deadline comes a little after ours, so requests still running when the grace
@@ -88,7 +90,48 @@ def graceful_server(
         timeout_graceful_shutdown=math.ceil(endpoint.shutdown_grace) + 2,
     )
     settle_allocator()
-    return GracefulServer(config, endpoint)
+    return GracefulServer(config, endpoint, banner=_banner(app))
+
+
+def _banner(app: ASGIApp) -> tuple[str, ...]:
+    """What ``toolkit run --transport http`` (and ``server.run("http")``) says once it listens, as uvicorn does."""
+    state = getattr(app, "state", None)
+    path = getattr(state, "mcp_path", None)
+    if path is None:  # an ASGI app of the user's, mounting toolkit somewhere in it
+        return ("serving at {base}",)
+    lines = [f"serving MCP over Streamable HTTP at {{base}}{path}"]
+    docs = getattr(state, "docs_path", None)
+    if docs is not None:
+        lines.append(f"tools page at {{base}}{docs}")
+    return (*lines,)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` for uvicorn to listen on; a failure ends the process saying what to do.
+
+    uvicorn's own bind failure is a bare ``[Errno 98] ... address already in use`` in its log.
+    """
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+    except OSError as exc:
+        _cannot_listen(host, port, exc)
+    try:
+        if os.name == "posix":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        _cannot_listen(host, port, exc)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _cannot_listen(host: str, port: int, exc: OSError) -> Any:
+    reason = exc.strerror or str(exc)
+    hint = "; another server listens there: stop it or choose another --port" if exc.errno == errno.EADDRINUSE else ""
+    print(f"toolkit: cannot listen on {host}:{port}: {reason}{hint or '; check --host and --port'}", file=sys.stderr)
+    raise SystemExit(1) from None
 
 
 def run_workers(
@@ -137,6 +180,8 @@ def run_workers(
         # they agree on one through it, as replicas on other machines do.
         os.environ.setdefault(STATE_SECRET_ENV, secrets.token_hex(32))
     os.environ["TOOLKIT_APP"] = app_spec
+    listen(host, port).close()  # a port in use is said plainly, before the workers start
+    print(f"toolkit: serving {app_spec} in {workers} workers at http://{host}:{port}; Ctrl-C to stop", file=sys.stderr)
     uvicorn.run(WORKER_FACTORY, factory=True, host=host, port=port, workers=workers, log_level=log_level)
 
 
@@ -147,9 +192,27 @@ class GracefulServer(uvicorn.Server):
     by signal"; a server that drained its requests as asked has succeeded and exits 0.
     """
 
-    def __init__(self, config: uvicorn.Config, endpoint: McpEndpoint | None) -> None:
+    def __init__(self, config: uvicorn.Config, endpoint: McpEndpoint | None, banner: Sequence[str] = ()) -> None:
         super().__init__(config)
         self.endpoint = endpoint
+        self.banner = banner
+        """Lines said on stderr once listening on a socket of its own, ``{base}`` the URL (``run()``)."""
+
+    def run(self, sockets: list[socket.socket] | None = None) -> None:
+        """Serve; without ``sockets``, on one bound here, saying where once listening (a failure to bind, plainly)."""
+        if sockets is None and self.config.fd is None and self.config.uds is None:
+            sockets = [listen(self.config.host, self.config.port)]
+        else:
+            self.banner = ()  # sockets of the caller's (toolkit dev): the caller says where
+        super().run(sockets=sockets)
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.banner and sockets:
+            host, port = sockets[0].getsockname()[:2]
+            base = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+            for line in (*self.banner, "Ctrl-C to stop"):
+                print(f"toolkit: {line.format(base=base)}", file=sys.stderr, flush=True)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
