@@ -29,6 +29,7 @@ from tests.http_support import Legacy, McpHttp, Modern, connect, serve
 from toolkit import Context, Server, ToolError, ToolResult
 from toolkit._extensions.tasks import runs
 from toolkit._store.tasks import MemoryTaskStore
+from toolkit._types import log_digest
 from toolkit.middleware import CallNext, McpRequest, Middleware
 from toolkit.stores import MemoryStore, StoreUnavailable
 from toolkit.testing import Client
@@ -69,6 +70,14 @@ class SharedTasks(MemoryTaskStore):
 
     def forget(self, task_id: str) -> None:
         self._tasks.pop(task_id)
+
+    ends_unrecorded = False
+    """While set, recording a task's end fails as a store out of reach does."""
+
+    async def update_task(self, task_id: str, **changes: Any) -> Any:
+        if self.ends_unrecorded and changes.get("status") in ("completed", "failed", "cancelled"):
+            raise StoreUnavailable("the task store is out of reach")
+        return await super().update_task(task_id, **changes)
 
     async def take_answers(self, task_id: str) -> dict[str, Any]:
         if self.unreachable:
@@ -539,6 +548,8 @@ async def test_unknown_tasks_and_bad_answers_are_refused_word_for_word() -> None
         unknown = (await client.request("tasks/get", {"taskId": "nope"}))["error"]
         task_id = (await client.request("tools/call", {"name": "forever", "arguments": {}}))["result"]["taskId"]
         bad = (await client.request("tasks/update", {"taskId": task_id, "inputResponses": []}))["error"]
+        missing = (await client.request("tasks/get", {}))["error"]
+        not_a_string = (await client.request("tasks/get", {"taskId": 7}))["error"]
     assert unknown == {
         "code": -32602,
         "message": "Failed to retrieve task: Task not found ('nope' is unknown, has expired, or is not yours)",
@@ -547,6 +558,12 @@ async def test_unknown_tasks_and_bad_answers_are_refused_word_for_word() -> None
     assert bad == {
         "code": -32602,
         "message": 'Invalid params: "inputResponses" must be an object of answers by request key',
+    }
+    assert missing == {"code": -32602, "message": 'Invalid params: "taskId" is missing', "data": {"param": "taskId"}}
+    assert not_a_string == {
+        "code": -32602,
+        "message": 'Invalid params: "taskId" must be a string, not int',
+        "data": {"param": "taskId"},
     }
 
 
@@ -741,9 +758,7 @@ async def test_a_tool_that_crashes_fails_its_task_with_an_internal_error_and_is_
     assert failed["statusMessage"] == "Internal error"
     assert failed["error"] == {"code": -32603, "message": "Internal error"}
     (logged,) = [record for record in caplog.records if record.levelno >= logging.ERROR]
-    assert logged.getMessage().startswith("task ")
-    assert logged.getMessage().endswith(" (tool 'crashes') failed")
-    assert task_id not in logged.getMessage(), "a task id is a capability: logs carry a digest"
+    assert logged.getMessage() == f"task {log_digest(task_id)} (tool 'crashes') failed"
     assert logged.exc_info is not None and str(logged.exc_info[1]) == "boom"
 
 
@@ -766,3 +781,74 @@ async def test_the_running_task_limit_is_refused_word_for_word() -> None:
         "message": "Invalid Request: 1 tasks of this caller are running already (max_running_tasks); "
         "wait for one to end, or cancel one",
     }
+
+
+async def test_a_client_cancel_ends_the_task_without_an_error_in_the_logs(caplog: pytest.LogCaptureFixture) -> None:
+    seen = _step_events()
+    async with Client(steps_server(seen), capabilities=WITH_TASKS) as client:
+        with caplog.at_level(logging.WARNING):
+            task_id = (await client.request("tools/call", {"name": "forever", "arguments": {}}))["result"]["taskId"]
+            await asyncio.wait_for(seen["started"].wait(), 5)
+            await client.request("tasks/cancel", {"taskId": task_id})
+            cancelled = await _poll_client(client, task_id, lambda task: task["status"] != "working")
+            await asyncio.sleep(0.1)  # the tool has unwound and its run has ended
+    assert cancelled["status"] == "cancelled"
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING] == []
+
+
+async def test_a_task_stopped_with_the_server_fails_with_an_internal_error() -> None:
+    seen = _step_events()
+    server = steps_server(seen)
+    async with Client(server, capabilities=WITH_TASKS) as client:
+        task_id = (await client.request("tools/call", {"name": "forever", "arguments": {}}))["result"]["taskId"]
+        await asyncio.wait_for(seen["started"].wait(), 5)
+        await asyncio.wait_for(server.engine.stop_tasks(), 10)
+        stopped = (await client.request("tasks/get", {"taskId": task_id}))["result"]
+    assert stopped["status"] == "failed"
+    assert stopped["error"] == {"code": -32603, "message": "The server stopped before the task finished"}
+
+
+async def test_a_task_past_its_ttl_frees_its_callers_slot_quietly(caplog: pytest.LogCaptureFixture) -> None:
+    server = Server("short", task_poll_interval_ms=20, max_running_tasks=1)
+    started = asyncio.Event()
+
+    @server.tool(task="optional")
+    async def forever() -> str:
+        """Runs until stopped."""
+        started.set()
+        await asyncio.sleep(3600)
+        return "never"
+
+    async with Client(server, protocol_version="2025-11-25") as client:
+        with caplog.at_level(logging.WARNING):
+            call = {"name": "forever", "arguments": {}, "task": {"ttl": 200}}
+            first = (await client.request("tools/call", call))["result"]["task"]
+            await asyncio.wait_for(started.wait(), 5)
+            deadline = time.monotonic() + 10
+            while "error" in (again := await client.request("tools/call", call)):
+                assert again["error"]["code"] == -32600, again
+                assert time.monotonic() < deadline, "the slot of a task stopped at its TTL was never freed"
+                await asyncio.sleep(0.05)
+            await client.request("tasks/cancel", {"taskId": again["result"]["task"]["taskId"]})
+    assert first["ttl"] == 200
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING] == []
+
+
+async def test_a_task_whose_end_cannot_be_recorded_says_so_in_the_logs(caplog: pytest.LogCaptureFixture) -> None:
+    async with two_replicas() as (deployment, seen, a, _b):
+        on_a = Modern(a, capabilities=WITH_TASKS)
+        task_id = (await on_a.call_tool("slow", {"n": 1})).result["taskId"]
+        await asyncio.wait_for(seen[0]["started"].wait(), 5)
+        deployment.tasks.ends_unrecorded = True
+        with caplog.at_level(logging.ERROR, logger="toolkit"):
+            seen[0]["go"].set()
+            deadline = time.monotonic() + 10
+            while not [record for record in caplog.records if record.levelno >= logging.ERROR]:
+                assert time.monotonic() < deadline, "nothing logged"
+                await asyncio.sleep(0.02)
+        deployment.tasks.ends_unrecorded = False
+        # The record still says working: the replica's lease, once it runs out, fails it for everyone.
+        assert (await on_a.request("tasks/get", {"taskId": task_id})).result["status"] == "working"
+    (logged,) = [record for record in caplog.records if record.levelno >= logging.ERROR]
+    assert logged.getMessage() == f"could not record the end of task {log_digest(task_id)}"
+    assert logged.exc_info is not None and isinstance(logged.exc_info[1], StoreUnavailable)
