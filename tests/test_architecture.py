@@ -70,6 +70,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "_cli_calls",
             "_dev",
             "_dev_server",
+            "_dev_watchdog",
             "testing",
             "client",
             "auth",

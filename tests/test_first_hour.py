@@ -20,7 +20,7 @@ import pytest
 from tests.support.apps import WEATHER
 from tests.support.processes import REPO, TOOLKIT, stop
 from tests.support.stdio import StdioClient
-from tests.test_cli_dev import error_page, eventually, toolkit_dev
+from tests.test_cli_dev import call, error_page, eventually, toolkit_dev
 
 
 def bash_lines(page: str) -> list[str]:
@@ -290,3 +290,37 @@ def test_stdio_from_a_host_says_nothing(stdio_client: Callable[..., StdioClient]
     client.result("tools/list")
     assert client.close() == 0
     assert "waiting for a client" not in client.stderr
+
+
+# --- 6. a tool holding the event loop --------------------------------------------------------------
+
+SLEEPY = """\
+import time
+
+from toolkit import Server
+
+server = Server("sleepy")
+
+
+@server.tool
+async def slow() -> str:
+    time.sleep(2)
+    return "done"
+"""
+
+
+def test_dev_says_which_tool_holds_the_event_loop_and_what_to_do(tmp_path: Path) -> None:
+    # time.sleep() in an async def tool made every other call wait, and nothing said why.
+    app = tmp_path / "sleepy.py"
+    app.write_text(SLEEPY)
+    with toolkit_dev(app) as dev:
+        assert eventually(lambda: call(dev.url, "slow"), "the call") == "done"
+        said = eventually(lambda: _said(dev.log, "the event loop is free again"), "the report")
+    held = [line for line in said.splitlines() if "held the event loop" in line]
+    assert len(held) == 1, said
+    assert held[0].startswith("toolkit dev: tool 'slow' has held the event loop for ")
+    assert held[0].endswith(
+        " s, at sleepy.py:10: every other request waits meanwhile. An async def tool must not block: await "
+        "asyncio.sleep() and async libraries (httpx.AsyncClient, asyncpg, aiofiles) there, or make it a plain def, "
+        "which toolkit runs in a worker thread"
+    )

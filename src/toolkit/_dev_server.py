@@ -10,6 +10,7 @@ a client or a browser left open says what is wrong rather than "connection refus
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import logging
@@ -27,8 +28,9 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ._dev_watchdog import LoopWatchdog
 from ._errors import INTERNAL_ERROR
 from ._loader import (
     HostApp,
@@ -132,9 +134,19 @@ def serve(app: ASGIApp, sock: socket.socket, *, log_level: str) -> None:
     """Serve ``app`` on ``sock`` until SIGTERM/SIGINT, as ``runner.serve_app`` serves on a port."""
     mounted = mounted_app(app)
     endpoint = mounted.state.mcp if mounted is not None else None
-    server = graceful_server(app, endpoint=endpoint, log_level=log_level, shutdown_grace=DEV_SHUTDOWN_GRACE)
+    watchdog = LoopWatchdog(server_of(mounted) if mounted is not None else None)
+
+    async def watched(scope: Scope, receive: Receive, send: Send) -> None:
+        if not watchdog.started:  # the lifespan's scope comes first, on the loop that serves
+            watchdog.start(asyncio.get_running_loop())
+        await app(scope, receive, send)
+
+    server = graceful_server(watched, endpoint=endpoint, log_level=log_level, shutdown_grace=DEV_SHUTDOWN_GRACE)
     _quiet_restarts(log_level)
-    server.run(sockets=[sock])
+    try:
+        server.run(sockets=[sock])
+    finally:
+        watchdog.stop()
 
 
 def _quiet_restarts(log_level: str) -> None:
