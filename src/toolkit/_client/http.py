@@ -18,6 +18,7 @@
   stream carries what the server sends outside requests ("Listening for Messages"; 405 means
   it has none). A request's stream that ends early after the server gave event ids is resumed
   with GET and ``Last-Event-ID``, after the server's ``retry`` ("Resumability and Redelivery").
+  All of that but the header itself is ``http_legacy_session.LegacySession``.
 - Modern era (2026-07-28, transports/streamable-http): no sessions, no GET stream, no
   resumption ("Resumable SSE streams via Last-Event-ID are not supported"); a long-lived
   ``subscriptions/listen`` is an ordinary request whose stream stays open.
@@ -25,10 +26,11 @@
 The era of each message is the ``MCP-Protocol-Version`` the session sends beside it (none: the
 legacy handshake).
 
-HTTP itself goes through ``exchange.HttpClient``: ``http11.Http11Client`` (HTTP/1.1 on asyncio,
-a fraction of httpx's CPU per request) unless only httpx can do it: an ``auth`` (an
-``httpx.Auth``: OAuth), a user's ``http_client``, a proxy in the environment, a URL it does not
-take. httpx is imported only then.
+Bodies are read bounded, and SSE events parsed into messages, by ``http_bodies``. HTTP itself
+goes through ``exchange.HttpClient``: ``http11.Http11Client`` (HTTP/1.1 on asyncio, a fraction of
+httpx's CPU per request) unless only httpx can do it: an ``auth`` (an ``httpx.Auth``: OAuth), a
+user's ``http_client``, a proxy in the environment, a URL it does not take. httpx is imported
+only then.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import pydantic_core
@@ -47,6 +49,8 @@ from .._jsonrpc import encode, error_reply
 from .._types import RequestId
 from .._versions import is_modern
 from .exchange import ConnectFailed, HttpClient, HttpError, HttpResponse, HttpTimeout, ReadTimeout, lean_reachable
+from .http_bodies import ACCEPT_BOTH, MalformedMessage, excerpt, media_type, read_limited, read_messages
+from .http_legacy_session import SESSION_ID, LegacySession
 from .sse import EventTooLarge, SseParser
 from .transport import FAILURE_KEY, Deliver, OnClose, TransportClosed
 
@@ -55,29 +59,20 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("toolkit.client")
 
-ACCEPT_BOTH: Final = "application/json, text/event-stream"
-SESSION_ID: Final = "Mcp-Session-Id"
-LAST_EVENT_ID: Final = "Last-Event-ID"
 DEFAULT_MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
 DEFAULT_RETRY_MS: Final = 1000
 """How long to wait before reconnecting when the server sent no ``retry``."""
 KEEPALIVE_SECONDS: Final = 2.0
 """How long an idle connection is kept for reuse: under the shortest keep-alive servers use (uvicorn's 5 s)."""
-EXCERPT_CHARS: Final = 200
-"""How much of an unexpected body an error message quotes."""
 ERROR_BODY_BYTES: Final = 64 * 1024
 """How much of an error status's body is read, looking for a JSON-RPC error in it."""
-
-
-class _Malformed(ValueError):
-    """A message on an SSE stream that is not JSON."""
 
 
 RequestHeaders = dict[str, tuple[str, str]]
 """A request's headers by lower-case name (a later one of the same name replaces an earlier one)."""
 
 
-class _Pending:
+class PendingRequest:
     """One request being answered: its id, whether its response came, where its stream stands."""
 
     __slots__ = ("answered", "headers", "last_event_id", "legacy", "request_id", "resumable", "retry", "session")
@@ -147,7 +142,7 @@ class HttpTransport:
         self._http: HttpClient | None = None
         self._deliver: Deliver | None = None
         self._closed = False
-        self._legacy_version: str | None = None
+        self._legacy = LegacySession(self)
         self._reading: dict[RequestId, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._listening: asyncio.Task[None] | None = None
@@ -175,7 +170,7 @@ class HttpTransport:
         version = headers.get(PROTOCOL_VERSION) if headers else None
         modern = version is not None and is_modern(version)
         if version is not None and not modern:
-            self._legacy_version = version
+            self._legacy.version = version
         request_id = message.get("id")
         if "method" in message and isinstance(request_id, str | int):
             await self._send_request(request_id, message, headers, legacy=not modern)
@@ -219,7 +214,7 @@ class HttpTransport:
             return
         try:
             if self.session_id is not None and not self.session_expired:
-                await self._end_session(self.session_id)
+                await self._legacy.end(self.session_id)
         finally:
             await http.aclose()
 
@@ -283,7 +278,7 @@ class HttpTransport:
         sent: asyncio.Future[None] = loop.create_future()
         request_headers = self._headers(headers, ACCEPT_BOTH)
         request_headers["content-type"] = ("Content-Type", "application/json")
-        pending = _Pending(request_id, headers, legacy)
+        pending = PendingRequest(request_id, headers, legacy)
         pending.session = "mcp-session-id" in request_headers
         task = loop.create_task(self._run_request(pending, request_headers, encode(message), sent))
         self._reading[request_id] = task
@@ -311,15 +306,15 @@ class HttpTransport:
         try:
             what = message.get("method") or f"the answer to request {message.get('id')!r}"
             if response.status >= 400:
-                excerpt = _excerpt(await _read_limited(response, ERROR_BODY_BYTES) or b"")
-                gone = self._session_gone(response, "mcp-session-id" in request_headers)
+                quoted = excerpt(await read_limited(response, ERROR_BODY_BYTES) or b"")
+                gone = self._legacy.gone(response, "mcp-session-id" in request_headers)
                 if gone is not None:
                     logger.warning("%s; %s was not delivered", gone, what)
                     self._end(gone)
                 else:
-                    logger.warning("%s refused %s: HTTP %s %s", self.url, what, response.status, excerpt)
+                    logger.warning("%s refused %s: HTTP %s %s", self.url, what, response.status, quoted)
                 return
-            await _read_limited(response, ERROR_BODY_BYTES)
+            await read_limited(response, ERROR_BODY_BYTES)
         finally:
             await response.aclose()
         if message.get("method") == "notifications/initialized" and not modern:
@@ -328,7 +323,7 @@ class HttpTransport:
     # --- reading a request's answer -------------------------------------------------------------
 
     async def _run_request(
-        self, pending: _Pending, headers: RequestHeaders, body: bytes, sent: asyncio.Future[None]
+        self, pending: PendingRequest, headers: RequestHeaders, body: bytes, sent: asyncio.Future[None]
     ) -> None:
         def on_sent() -> None:
             if not sent.done():
@@ -351,7 +346,7 @@ class HttpTransport:
             finally:
                 await response.aclose()
             if not pending.answered:
-                await self._resume(pending)
+                await self._legacy.resume(pending)
         except Exception as exc:  # a bug of ours, or of a user's httpx.Auth: fail the request, not the loop
             logger.exception("reading the answer to request %r failed", pending.request_id)
             await self._fail(pending, f"reading the answer from {self.url} failed: {exc}")
@@ -359,13 +354,13 @@ class HttpTransport:
             if not sent.done():
                 sent.set_exception(TransportClosed(f"the HTTP transport to {self.url} was closed"))
 
-    async def _read_answer(self, response: HttpResponse, pending: _Pending) -> None:
+    async def _read_answer(self, response: HttpResponse, pending: PendingRequest) -> None:
         """Deliver what one HTTP answer to a request carries; on failure, an error for the request."""
         session_id = response.header("mcp-session-id")
         if session_id is not None and pending.legacy:
             self.session_id = session_id  # the initialize answer's: kept before the session reads it and goes on
         status = response.status
-        content_type = _content_type(response)
+        content_type = media_type(response)
         if status >= 400:
             await self._refused(response, pending)
         elif status in (202, 204):
@@ -377,39 +372,39 @@ class HttpTransport:
         elif content_type == "text/event-stream":
             await self._read_stream(response, pending)
         else:
-            excerpt = _excerpt(await _read_limited(response, ERROR_BODY_BYTES) or b"")
+            quoted = excerpt(await read_limited(response, ERROR_BODY_BYTES) or b"")
             await self._fail(
                 pending,
                 f"{self.url} is not an MCP endpoint: it answered HTTP {status} with "
-                f"{content_type or 'no Content-Type'}, not application/json or text/event-stream: {excerpt}",
+                f"{content_type or 'no Content-Type'}, not application/json or text/event-stream: {quoted}",
                 status,
             )
 
-    async def _read_json(self, response: HttpResponse, pending: _Pending) -> None:
-        body = await _read_limited(response, self.max_message_bytes)
+    async def _read_json(self, response: HttpResponse, pending: PendingRequest) -> None:
+        body = await read_limited(response, self.max_message_bytes)
         if body is None:
             await self._fail(pending, f"{self.url} answered with a JSON body over {self.max_message_bytes} bytes")
             return
         try:
             parsed = pydantic_core.from_json(body)
         except ValueError:
-            await self._fail(pending, f"{self.url} answered with invalid JSON: {_excerpt(body)}")
+            await self._fail(pending, f"{self.url} answered with invalid JSON: {excerpt(body)}")
             return
         for message in parsed if isinstance(parsed, list) else [parsed]:  # a list: a 2025-03-26 batch
             if isinstance(message, dict):
                 await self._deliver_for(pending, message)
         if not pending.answered:
             await self._fail(
-                pending, f"{self.url} answered without a response to request {pending.request_id!r}: {_excerpt(body)}"
+                pending, f"{self.url} answered without a response to request {pending.request_id!r}: {excerpt(body)}"
             )
 
-    async def _read_stream(self, response: HttpResponse, pending: _Pending) -> None:
+    async def _read_stream(self, response: HttpResponse, pending: PendingRequest) -> None:
         """Deliver a request's SSE stream as it arrives; a stream that breaks off may be resumed after."""
         parser = SseParser(self.max_message_bytes)
         parser.last_event_id, parser.retry = pending.last_event_id, pending.retry
         try:
-            await self._read_events(response, parser, functools.partial(self._deliver_answer, pending))
-        except (EventTooLarge, _Malformed) as exc:
+            await read_messages(response, parser, functools.partial(self._deliver_answer, pending), self.url)
+        except (EventTooLarge, MalformedMessage) as exc:
             await self._fail(pending, f"{self.url} sent a bad SSE stream: {exc}")
             pending.resumable = False
         except ReadTimeout:
@@ -419,49 +414,11 @@ class HttpTransport:
             logger.debug("the stream of request %r broke off: %s", pending.request_id, exc)
         pending.last_event_id, pending.retry = parser.last_event_id, parser.retry
 
-    async def _resume(self, pending: _Pending) -> None:
-        """The request's stream ended without its response: resume it (legacy), or fail the request."""
-        attempts = 0
-        while not pending.answered:
-            if not pending.resumable or pending.last_event_id is None:
-                why = "it gave no event id to resume from" if pending.legacy else "2026-07-28 streams do not resume"
-                await self._fail(
-                    pending,
-                    f"{self.url} ended the stream of request {pending.request_id!r} before its response ({why})",
-                )
-                return
-            if attempts >= self.max_reconnects:
-                await self._fail(
-                    pending,
-                    f"{self.url}: the stream of request {pending.request_id!r} could not be resumed "
-                    f"({attempts} attempts)",
-                )
-                return
-            attempts += 1
-            await asyncio.sleep((pending.retry if pending.retry is not None else self.retry_ms) / 1000)
-            headers = self._headers(pending.headers, "text/event-stream")
-            headers["last-event-id"] = (LAST_EVENT_ID, pending.last_event_id)
-            try:
-                response = await self._http_request("GET", headers, None, self.read_timeout)
-            except HttpError as exc:
-                logger.debug("resuming the stream of request %r failed: %s", pending.request_id, exc)
-                continue
-            before = pending.last_event_id
-            try:
-                if response.status >= 400 or _content_type(response) != "text/event-stream":
-                    await self._read_answer(response, pending)  # the refusal, as an error for the request
-                    return
-                await self._read_stream(response, pending)
-            finally:
-                await response.aclose()
-            if pending.last_event_id != before:
-                attempts = 0  # progress: the budget is for attempts in a row that got nothing
-
-    async def _refused(self, response: HttpResponse, pending: _Pending) -> None:
+    async def _refused(self, response: HttpResponse, pending: PendingRequest) -> None:
         """An HTTP error status: the server's JSON-RPC error when it sent one, else one saying what happened."""
         status = response.status
-        body = await _read_limited(response, ERROR_BODY_BYTES) or b""
-        gone = self._session_gone(response, pending.session)
+        body = await read_limited(response, ERROR_BODY_BYTES) or b""
+        gone = self._legacy.gone(response, pending.session)
         if gone is not None:
             await self._fail(pending, gone, status)
             self._end(gone)
@@ -475,21 +432,8 @@ class HttpTransport:
             if pending.answered:
                 return
         reason = f"HTTP {status} {response.reason}".rstrip()
-        detail = f": {_excerpt(body)}" if body else " with no body"
+        detail = f": {excerpt(body)}" if body else " with no body"
         await self._fail(pending, f"{self.url} answered {reason}{detail}", status)
-
-    def _session_gone(self, response: HttpResponse, named_session: bool) -> str | None:
-        """404 for a request that named our session: the server ended it (2025-11-25 Session Management 3-4).
-
-        What to say about it, or ``None`` for any other answer.
-        """
-        if response.status != 404 or not named_session:
-            return None
-        self.session_expired = True
-        return (
-            f"{self.url} no longer knows this session (HTTP 404 for its Mcp-Session-Id: it expired or was "
-            "ended); open a new session"
-        )
 
     def _end(self, reason: str) -> None:
         """The connection ended: ``send`` raises ``reason`` from now on; ``on_close`` hears it, once."""
@@ -502,7 +446,7 @@ class HttpTransport:
             except Exception:
                 logger.exception("the on_close callback of the HTTP transport to %s failed", self.url)
 
-    async def _deliver_for(self, pending: _Pending, message: dict[str, Any]) -> None:
+    async def _deliver_for(self, pending: PendingRequest, message: dict[str, Any]) -> None:
         """A message of a request's answer; an error with no id is that request's error."""
         if "method" not in message:
             if "error" in message and message.get("id") is None:
@@ -513,13 +457,13 @@ class HttpTransport:
         if deliver is not None:
             await deliver(message)
 
-    async def _deliver_answer(self, pending: _Pending, message: dict[str, Any]) -> bool:
+    async def _deliver_answer(self, pending: PendingRequest, message: dict[str, Any]) -> bool:
         """A message on a request's stream; whether the stream is over (the response came)."""
         await self._deliver_for(pending, message)
         return pending.answered
 
     async def _fail(
-        self, pending: _Pending, text: str, status: int | None = None, *, exception: BaseException | None = None
+        self, pending: PendingRequest, text: str, status: int | None = None, *, exception: BaseException | None = None
     ) -> None:
         """Answer the request with a JSON-RPC error saying what went wrong (nothing else will answer it).
 
@@ -533,136 +477,13 @@ class HttpTransport:
             reply[FAILURE_KEY] = exception
         await self._deliver_for(pending, reply)
 
-    async def _read_events(
-        self,
-        response: HttpResponse,
-        parser: SseParser,
-        handle: Callable[[dict[str, Any]], Awaitable[bool]],
-    ) -> bool:
-        """Read an SSE stream, handing each message on, until it ends or ``handle`` says it is over.
-
-        Whether any message came. A request's stream is over once its response came: a server
-        SHOULD end it then, and one that does not is not read (nor held open) any longer.
-        """
-        received = False
-        while chunk := await response.read_chunk():
-            for event in parser.feed(chunk):
-                if event.event != "message":
-                    logger.debug("%s: ignored an SSE event of type %r", self.url, event.event)
-                    continue
-                try:
-                    message = pydantic_core.from_json(event.data)
-                except ValueError:
-                    raise _Malformed(f"an event that is not JSON: {_excerpt(event.data)}") from None
-                if not isinstance(message, dict):
-                    raise _Malformed(f"an event that is not a JSON-RPC message: {_excerpt(event.data)}")
-                received = True
-                if await handle(message):
-                    return True
-        return received
-
-    # --- the legacy GET stream and the session's end ------------------------------------------
+    # --- the legacy GET stream ---------------------------------------------------------------------
 
     def _listen(self) -> None:
         """Open the GET stream once the legacy handshake is done (2025-11-25 "Listening for Messages")."""
         if not self.get_stream or self._listening is not None or self._closed:
             return
-        task = asyncio.get_running_loop().create_task(self._listen_loop())
+        task = asyncio.get_running_loop().create_task(self._legacy.listen())
         self._listening = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-    async def _listen_loop(self) -> None:
-        failures = 0
-        last_event_id: str | None = None
-        retry = self.retry_ms
-        while not self._closed:
-            extra = {PROTOCOL_VERSION: self._legacy_version} if self._legacy_version is not None else None
-            headers = self._headers(extra, "text/event-stream")
-            if last_event_id is not None:
-                headers["last-event-id"] = (LAST_EVENT_ID, last_event_id)
-            received = False
-            try:
-                response = await self._http_request("GET", headers, None, self.read_timeout)
-            except HttpError as exc:
-                logger.debug("%s: the GET stream could not be opened: %s", self.url, exc)
-            else:
-                try:
-                    status = response.status
-                    if status == 405:
-                        logger.debug("%s offers no GET stream (405)", self.url)
-                        return
-                    if status >= 400 or _content_type(response) != "text/event-stream":
-                        gone = self._session_gone(response, "mcp-session-id" in headers)
-                        if gone is not None:
-                            logger.warning("%s: the GET stream ends", gone)
-                            self._end(gone)
-                        else:
-                            logger.warning("%s refused the GET stream: HTTP %s", self.url, status)
-                        return
-                    parser = SseParser(self.max_message_bytes)
-                    parser.last_event_id = last_event_id
-                    try:
-                        received = await self._read_events(response, parser, self._deliver_unsolicited)
-                    except (EventTooLarge, _Malformed) as exc:
-                        logger.warning("%s sent a bad SSE stream on GET: %s", self.url, exc)
-                    except HttpError as exc:
-                        logger.debug("%s: the GET stream broke off: %s", self.url, exc)
-                    last_event_id = parser.last_event_id
-                    retry = parser.retry if parser.retry is not None else retry
-                finally:
-                    await response.aclose()
-            failures = 0 if received else failures + 1
-            if failures > self.max_reconnects:
-                logger.warning(
-                    "%s: the GET stream could not be kept open; giving up after %d attempts", self.url, failures
-                )
-                return
-            await asyncio.sleep(retry / 1000)
-
-    async def _deliver_unsolicited(self, message: dict[str, Any]) -> bool:
-        deliver = self._deliver
-        if deliver is not None:
-            await deliver(message)
-        return False
-
-    async def _end_session(self, session_id: str) -> None:
-        """``DELETE`` the legacy session (2025-11-25 Session Management 5; 405: the server keeps it)."""
-        extra = {PROTOCOL_VERSION: self._legacy_version} if self._legacy_version is not None else None
-        headers = self._headers(extra, ACCEPT_BOTH)
-        headers["mcp-session-id"] = (SESSION_ID, session_id)
-        try:
-            response = await self._http_request("DELETE", headers, None, self.timeout)
-        except HttpError as exc:
-            logger.debug("%s: ending session failed: %s", self.url, exc)
-            return
-        try:
-            if response.status >= 400 and response.status not in (404, 405):
-                logger.debug("%s refused to end the session: HTTP %s", self.url, response.status)
-        finally:
-            await response.aclose()
-
-
-def _content_type(response: HttpResponse) -> str:
-    value = response.header("content-type") or ""
-    return value.split(";", 1)[0].strip().lower()
-
-
-async def _read_limited(response: HttpResponse, limit: int) -> bytes | None:
-    """The body, or ``None`` once it is longer than ``limit`` bytes (the rest is not read)."""
-    declared = response.header("content-length") or ""
-    if declared.isdigit() and int(declared) > limit:
-        return None
-    chunks: list[bytes] = []
-    size = 0
-    while chunk := await response.read_chunk():
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _excerpt(body: bytes) -> str:
-    text = " ".join(body[: EXCERPT_CHARS * 4].decode("utf-8", "replace").split())
-    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "..."

@@ -13,9 +13,9 @@
   child's stdin, wait; SIGTERM, wait; SIGKILL. The child runs in a session of its own on POSIX,
   so the signals reach what it started too (``npx`` and ``uvx`` run the server as a grandchild),
   and a Ctrl-C in the terminal reaches only the client, which then shuts the server down.
-- The child's exit is watched through ``SubprocessProtocol.process_exited`` rather than
-  ``Process.wait()``, which also waits for every pipe to close: a grandchild holding stdout
-  open would make an exited server look alive.
+- The child's pipes and its exit, as the event loop reports them (reading paused while too much
+  waits to be delivered, stderr cut into lines, the exit seen even while a grandchild holds
+  stdout open): ``stdio_child.ChildProtocol``.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from typing import Any, Final, Literal
 
 import pydantic_core
 
-from .._framing import FrameSplitter
 from .._jsonrpc import encode
+from .stdio_child import STDERR_LINE_CHARS, ChildProtocol
 from .transport import Deliver, OnClose, TransportClosed
 
 logger = logging.getLogger("toolkit.client")
@@ -68,10 +68,6 @@ DEFAULT_INHERITED_ENV: Final = (
 
 STDERR_TAIL_LINES: Final = 20
 """How many of the child's last stderr lines are kept for the message that says why it ended."""
-
-_STDERR_LINE_CHARS: Final = 4096
-_PAUSE_AT_BYTES: Final = 4 * 1024 * 1024
-"""Stop reading the child's stdout while this much waits to be delivered (its writes then block)."""
 
 Stderr = Literal["forward", "capture", "inherit"] | Callable[[str], object]
 """What becomes of the child's stderr: see ``StdioTransport``."""
@@ -137,7 +133,7 @@ class StdioTransport:
         self.close_reason: str | None = None
         """Why the connection ended (``None`` while it is open)."""
         self._process: asyncio.SubprocessTransport | None = None
-        self._protocol: _ChildProtocol | None = None
+        self._protocol: ChildProtocol | None = None
         self._reader: asyncio.Task[None] | None = None
         self._on_close: OnClose | None = None
         self._closing: asyncio.Task[None] | None = None
@@ -169,7 +165,7 @@ class StdioTransport:
         if self._process is not None:
             raise RuntimeError(f"{self!r} is already open")
         loop = asyncio.get_running_loop()
-        protocol = _ChildProtocol(self, loop)
+        protocol = ChildProtocol(loop, self.max_frame_bytes, self._stderr_line)
         try:
             process, _ = await loop.subprocess_exec(
                 lambda: protocol,
@@ -205,7 +201,7 @@ class StdioTransport:
         if not await protocol.drain():
             raise await self._gone(protocol)
 
-    async def _gone(self, protocol: _ChildProtocol) -> TransportClosed:
+    async def _gone(self, protocol: ChildProtocol) -> TransportClosed:
         """The error for a send the child's stdin refused, saying why the connection ended.
 
         A dead child's stdin breaks (EPIPE on a write) before its stdout's end is read: wait,
@@ -230,7 +226,7 @@ class StdioTransport:
 
     # --- reading ------------------------------------------------------------------------------------
 
-    async def _read(self, deliver: Deliver, protocol: _ChildProtocol) -> None:
+    async def _read(self, deliver: Deliver, protocol: ChildProtocol) -> None:
         """Deliver the child's messages in order; when its stdout ends, end the connection saying why."""
         while True:
             frames = protocol.frames
@@ -257,7 +253,7 @@ class StdioTransport:
         await protocol.wait_ended(self.shutdown_timeout)
         self._ended(self._exit_reason(protocol))
 
-    def _exit_reason(self, protocol: _ChildProtocol) -> str:
+    def _exit_reason(self, protocol: ChildProtocol) -> str:
         code = protocol.returncode
         if code is None:
             reason = "the server process closed its stdout"
@@ -288,6 +284,20 @@ class StdioTransport:
                 on_close(reason)
             except Exception:
                 logger.exception("the on_close callback of %r failed", self)
+
+    def _stderr_line(self, line: str) -> None:
+        """A line of the child's stderr: kept for the exit reason, and passed on as ``stderr`` says."""
+        self.stderr_lines.append(line[:STDERR_LINE_CHARS])
+        sink = self.stderr
+        try:
+            if sink == "forward":
+                if sys.stderr is not None:
+                    sys.stderr.write(line + "\n")
+                    sys.stderr.flush()
+            elif callable(sink):
+                sink(line)
+        except Exception:
+            logger.exception("passing on the stderr of %r failed", self)
 
     # --- shutting down ------------------------------------------------------------------------------
 
@@ -342,188 +352,3 @@ def _parse(frame: bytes) -> dict[str, Any] | None:
         logger.warning("the server wrote a line that is not a JSON-RPC message: %r", frame[:200])
         return None
     return message
-
-
-class _ChildProtocol(asyncio.SubprocessProtocol):
-    """The child's pipes as the event loop reports them: frames to deliver, stderr lines, the exit."""
-
-    def __init__(self, owner: StdioTransport, loop: asyncio.AbstractEventLoop) -> None:
-        self.owner = owner
-        self.loop = loop
-        self.splitter = FrameSplitter(owner.max_frame_bytes)
-        self.frames: collections.deque[bytes | None] = collections.deque()
-        """Lines read and not yet delivered; ``None``: a line over the limit (the connection ends there)."""
-        self.queued_bytes = 0
-        self.partial = 0
-        """Bytes of the line being read, to stop as soon as it outgrows the limit."""
-        self.stdout_ended = False
-        self.discarding = False
-        self.paused = False
-        self.returncode: int | None = None
-        self.process: asyncio.SubprocessTransport | None = None
-        self.stdin: asyncio.WriteTransport | None = None
-        self._stdin_lost = False
-        self._stdin_error: Exception | None = None
-        self._stderr = bytearray()
-        self._stderr_ended = False
-        self._wakeup: asyncio.Future[None] | None = None
-        self._writable: asyncio.Future[None] | None = None
-        self._exited = loop.create_future()
-        self._stderr_closed = loop.create_future()
-
-    # --- the event loop's calls ---------------------------------------------------------------------
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.SubprocessTransport)
-        self.process = transport
-        stdin = transport.get_pipe_transport(0)
-        assert isinstance(stdin, asyncio.WriteTransport)
-        self.stdin = stdin
-        if transport.get_pipe_transport(2) is None:
-            self._stderr_ended = True
-            self._stderr_closed.set_result(None)
-
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
-        if fd == 1:
-            self._stdout(data)
-        else:
-            self._stderr_received(data)
-
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 0:
-            self._stdin_lost = True
-            self._stdin_error = exc
-            self._writable_again()
-        elif fd == 1:
-            if not self.discarding:
-                self._queue(self.splitter.finish())
-            self.stdout_ended = True
-            self._wake()
-        else:
-            self._stderr_flush()
-            self._stderr_ended = True
-            if not self._stderr_closed.done():
-                self._stderr_closed.set_result(None)
-
-    def process_exited(self) -> None:
-        assert self.process is not None
-        self.returncode = self.process.get_returncode()
-        if not self._exited.done():
-            self._exited.set_result(None)
-
-    def pause_writing(self) -> None:
-        if self._writable is None:
-            self._writable = self.loop.create_future()
-
-    def resume_writing(self) -> None:
-        self._writable_again()
-
-    # --- stdout ------------------------------------------------------------------------------------
-
-    def _stdout(self, data: bytes) -> None:
-        if self.discarding:
-            return
-        newline = data.rfind(b"\n")
-        self.partial = self.partial + len(data) if newline < 0 else len(data) - newline - 1
-        frames = self.splitter.feed(data)
-        if self.partial > self.owner.max_frame_bytes:
-            frames.append(None)  # no newline yet, and already too long: stop here
-            self.discarding = True
-        self._queue(frames)
-        if self.queued_bytes > _PAUSE_AT_BYTES and not self.paused:
-            self._stdout_pipe().pause_reading()
-            self.paused = True
-
-    def _queue(self, frames: list[bytes | None]) -> None:
-        self.frames.extend(frames)
-        self.queued_bytes += sum(len(frame) for frame in frames if frame is not None)
-        self._wake()
-
-    def _stdout_pipe(self) -> asyncio.ReadTransport:
-        assert self.process is not None
-        pipe = self.process.get_pipe_transport(1)
-        assert isinstance(pipe, asyncio.ReadTransport)
-        return pipe
-
-    def resume_if_drained(self) -> None:
-        if self.paused and self.queued_bytes <= _PAUSE_AT_BYTES // 2:
-            self.paused = False
-            with contextlib.suppress(RuntimeError, AttributeError):  # the pipe closed meanwhile
-                self._stdout_pipe().resume_reading()
-
-    def discard(self) -> None:
-        """Read on and drop what comes (a child blocked writing could not see its stdin close)."""
-        self.discarding = True
-        self.frames.clear()
-        self.queued_bytes = 0
-        self.resume_if_drained()
-
-    def _wake(self) -> None:
-        wakeup, self._wakeup = self._wakeup, None
-        if wakeup is not None and not wakeup.done():
-            wakeup.set_result(None)
-
-    async def more(self) -> None:
-        """Wait for more frames (or the end of stdout)."""
-        self._wakeup = self.loop.create_future()
-        await self._wakeup
-
-    async def wait_ended(self, timeout: float) -> None:
-        """After stdout ended: wait (bounded) for the exit code and the last of stderr, to say why."""
-        await asyncio.wait((self._exited, self._stderr_closed), timeout=timeout)
-
-    async def wait_exited(self, timeout: float) -> bool:
-        if not self._exited.done():
-            await asyncio.wait((self._exited,), timeout=timeout)
-        return self._exited.done()
-
-    # --- stdin -------------------------------------------------------------------------------------
-
-    def stdin_lost_reason(self) -> str:
-        detail = f" ({self._stdin_error})" if self._stdin_error is not None else ""
-        return f"the server process closed its stdin{detail}"
-
-    def _writable_again(self) -> None:
-        writable, self._writable = self._writable, None
-        if writable is not None and not writable.done():
-            writable.set_result(None)
-
-    async def drain(self) -> bool:
-        """Wait while the pipe to the child is full; ``False`` if it broke meanwhile."""
-        writable = self._writable
-        if writable is not None:
-            await asyncio.shield(writable)
-            return not self._stdin_lost
-        return True
-
-    # --- stderr ------------------------------------------------------------------------------------
-
-    def _stderr_received(self, data: bytes) -> None:
-        self._stderr += data
-        *lines, rest = self._stderr.split(b"\n")
-        if len(rest) > _STDERR_LINE_CHARS:  # a stderr without line breaks is still shown, in pieces
-            lines.append(rest)
-            rest = bytearray()
-        self._stderr = bytearray(rest)
-        for line in lines:
-            self._stderr_line(bytes(line))
-
-    def _stderr_flush(self) -> None:
-        if self._stderr:
-            line, self._stderr = bytes(self._stderr), bytearray()
-            self._stderr_line(line)
-
-    def _stderr_line(self, raw: bytes) -> None:
-        line = raw.rstrip(b"\r").decode("utf-8", "replace")
-        owner = self.owner
-        owner.stderr_lines.append(line[:_STDERR_LINE_CHARS])
-        sink = owner.stderr
-        try:
-            if sink == "forward":
-                if sys.stderr is not None:
-                    sys.stderr.write(line + "\n")
-                    sys.stderr.flush()
-            elif callable(sink):
-                sink(line)
-        except Exception:
-            logger.exception("passing on the stderr of %r failed", owner)
