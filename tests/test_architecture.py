@@ -49,6 +49,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "engine",
         (
             "_settings",
+            "_script",
             "_inbound",
             "_context",
             "_notifications",

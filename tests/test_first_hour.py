@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.support.apps import WEATHER
-from tests.support.processes import REPO, TOOLKIT, stop
+from tests.support.processes import PYTHON, REPO, TOOLKIT, RunningServer, stop
 from tests.support.stdio import StdioClient
 from tests.test_cli_dev import call, error_page, eventually, toolkit_dev
 
@@ -324,3 +324,71 @@ def test_dev_says_which_tool_holds_the_event_loop_and_what_to_do(tmp_path: Path)
         "asyncio.sleep() and async libraries (httpx.AsyncClient, asyncpg, aiofiles) there, or make it a plain def, "
         "which toolkit runs in a worker thread"
     )
+
+
+# --- 8. small CLI inaccuracies ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("given", ["proj", "proj/"])
+@pytest.mark.parametrize("command", ["tools", "run", "dev"])
+def test_a_directory_as_app_is_called_one_and_the_files_in_it_named(tmp_path: Path, given: str, command: str) -> None:
+    # It was "no such file: proj/".
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "trips.py").write_text(RUNS_AT_IMPORT.replace("server.run()\n", ""))
+    (tmp_path / "proj" / "helpers.py").write_text("X = 1\n")
+    done = toolkit(command, given, cwd=tmp_path)
+    assert done.returncode == 2, done
+    assert done.stderr == (
+        f"toolkit: {given} is a directory; give the Python file that makes the server, e.g. "
+        f"{os.path.join(given, 'trips.py')} (files there that make a Server: trips.py)\n"
+    )
+
+
+def test_python_server_py_without_a_main_block_says_why_it_ended(tmp_path: Path) -> None:
+    # It exited 0 in silence; an MCP host showed only "Connection closed".
+    (tmp_path / "trips.py").write_text(RUNS_AT_IMPORT.replace("server.run()\n", ""))
+    done = subprocess.run(
+        [str(PYTHON), "trips.py"], check=False, cwd=tmp_path, input="", capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0
+    assert done.stdout == ""
+    assert done.stderr.startswith(
+        "toolkit: trips.py made Server 'runs' but never served it, so it exited at once (an MCP client sees only "
+        '"Connection closed"). End the file with\n\n    if __name__ == "__main__":\n        server.run()\n'
+    )
+    assert "`toolkit run trips.py`" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        RUNS_AT_IMPORT.replace("server.run()", 'if __name__ == "__main__":\n    server.run()'),
+        'from toolkit import Server\n\nserver = Server("empty")\n',
+        RUNS_AT_IMPORT.replace("server.run()", "raise RuntimeError('broken')"),
+    ],
+    ids=["served", "nothing-to-serve", "crashes"],
+)
+def test_a_script_that_serves_or_has_nothing_to_serve_says_nothing(tmp_path: Path, script: str) -> None:
+    (tmp_path / "trips.py").write_text(script)
+    done = subprocess.run(
+        [str(PYTHON), "trips.py"], check=False, cwd=tmp_path, input="", capture_output=True, text=True, timeout=30
+    )
+    assert "never served" not in done.stderr, done.stderr
+
+
+def test_a_browser_opening_the_endpoint_is_sent_to_the_page(http_server: Callable[..., RunningServer]) -> None:
+    # It got "Bad Request: missing Mcp-Session-Id header".
+    browser = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+    with_page = http_server(WEATHER, "--docs")
+    opened = httpx.get(with_page.url, headers=browser, timeout=30)
+    assert opened.status_code == 303 and opened.headers["location"] == "/docs"
+    assert httpx.get(with_page.url, headers=browser, follow_redirects=True, timeout=30).status_code == 200
+    without = http_server(WEATHER)
+    refused = httpx.get(without.url, headers=browser, timeout=30)
+    assert refused.status_code == 400
+    message = refused.json()["error"]["message"]
+    assert message.startswith("Bad Request: this is an MCP endpoint, for MCP clients")
+    assert "--docs" in message and "Mcp-Session-Id" not in message
+    # An MCP client's GET is answered as before.
+    client = httpx.get(without.url, headers={"Accept": "text/event-stream"}, timeout=30)
+    assert client.status_code == 400 and "missing Mcp-Session-Id" in client.json()["error"]["message"]

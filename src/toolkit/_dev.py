@@ -95,12 +95,14 @@ def _import_watchfiles() -> ModuleType:
 
 def watch_root(app: str) -> Path:
     """The directory to watch: the app file's, or the current one for ``package.module``."""
+    from ._loader import is_plain_directory, not_a_file  # noqa: PLC0415 (the loader imports the server)
+
     target = app.partition(":")[0]
-    if not (target.endswith(".py") or os.sep in target or "/" in target):
+    if not (target.endswith(".py") or os.sep in target or "/" in target or is_plain_directory(target)):
         return Path.cwd()
     path = Path(target).resolve()
     if not path.is_file():
-        print(f"toolkit: no such file: {target}", file=sys.stderr)
+        print(f"toolkit: {not_a_file(target, path) if path.is_dir() else f'no such file: {target}'}", file=sys.stderr)
         raise SystemExit(2)
     return path.parent
 

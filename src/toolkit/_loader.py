@@ -57,6 +57,8 @@ def load_target(spec: str) -> Target:
     try:
         obj = getattr(module, attr)
     except AttributeError:
+        if is_plain_directory(target):  # a directory taken for a namespace package
+            raise AppNotFound(not_a_file(target, Path(target).resolve())) from None
         found = [name for name, value in vars(module).items() if isinstance(value, Server)]
         hint = f"; it has {', '.join(found)}" if found else ""
         raise AppNotFound(f"{target} has no attribute {attr!r}{hint}. Use {target}:NAME") from None
@@ -132,6 +134,8 @@ def _is_toolkit(filename: str) -> bool:
 def _import(target: str) -> Any:
     if target.endswith(".py") or os.sep in target or "/" in target:
         path = Path(target).resolve()
+        if path.is_dir():
+            raise AppNotFound(not_a_file(target, path))
         if not path.is_file():
             raise AppNotFound(f"no such file: {target}")
         sys.path.insert(0, str(path.parent))
@@ -148,6 +152,23 @@ def _import(target: str) -> Any:
         return importlib.import_module(target)
     except ModuleNotFoundError as exc:
         raise AppNotFound(f"cannot import module {target!r}: {exc}") from None
+
+
+def is_plain_directory(target: str) -> bool:
+    """A directory that is not a package (no ``__init__.py``): Python imports it as an empty namespace."""
+    return Path(target).is_dir() and not (Path(target) / "__init__.py").exists()
+
+
+def not_a_file(target: str, path: Path) -> str:
+    """What to say when APP is a directory: the Python files in it that make a ``Server``, to pick from."""
+    found = sorted(
+        child.name
+        for child in path.glob("*.py")
+        if "Server(" in child.read_text(errors="replace") or "FastMCP(" in child.read_text(errors="replace")
+    )
+    shown = os.path.join(target, found[0] if found else "server.py")
+    listed = f" (files there that make a Server: {', '.join(found)})" if found else ""
+    return f"{target} is a directory; give the Python file that makes the server, e.g. {shown}{listed}"
 
 
 def is_http_app(value: Any) -> TypeGuard[McpApp]:

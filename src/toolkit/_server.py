@@ -28,6 +28,7 @@ from ._prompts import Prompt
 from ._registry import Registry
 from ._resources import Resource, ResourceTemplate
 from ._routes import CustomRoute, CustomRoutes
+from ._script import made_by_script, say_if_never_served
 from ._settings import Setting, Settings
 from ._store.base import Store
 from ._store.urls import open_store
@@ -182,6 +183,9 @@ class Server:
             max_running_tasks=max_running_tasks,
             tracing=tracing,
         )
+        self.served = False  # run, served or entered: a script's server never served says so at exit (_script)
+        if made_by_script(1):
+            say_if_never_served(self)
         self.lifespan = lifespan
         self.lifespan_state: Any = None
         """What ``lifespan`` yielded, while the server runs (``ctx.lifespan`` in handlers)."""
@@ -554,6 +558,7 @@ class Server:
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Server]:
         """Enter the lifespan for as long as a transport serves this server."""
+        self.served = True
         self.engine.bind_loop(asyncio.get_running_loop())
         if self.lifespan is None:
             yield self
@@ -592,6 +597,7 @@ class Server:
         """
         if Server.importing_app:
             raise RunAtImport(self.name)
+        self.served = True
         if transport == "stdio":
             run_stdio(
                 self.engine, running=self.running, max_concurrent_requests=self.max_concurrent_requests, **options
@@ -643,6 +649,8 @@ class Server:
         ``lifespan=app.lifespan``.
         """
         from ._transports.http.app import McpEndpoint, create_app  # noqa: PLC0415 (as in _run_http)
+
+        self.served = True  # to be served by whoever takes the app (uvicorn, a host app)
 
         docs: PageOptions | None = None
         wanted = options.pop("docs", None)

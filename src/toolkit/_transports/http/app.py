@@ -83,6 +83,8 @@ class McpEndpoint:
         # could not tell each other anything, so a request is refused as for the user's lifespan.
         self.lifespan_required = lifespan_required or self.store.shared
         self.stateless = stateless
+        self.page_path: str | None = None
+        """The tools page's path when the app serves it: where a browser opening the endpoint is sent."""
         self.guard = HostGuard(
             allowed_hosts=allowed_hosts, allowed_origins=allowed_origins, enabled=dns_rebinding_protection
         )
@@ -401,6 +403,9 @@ class McpEndpoint:
         self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], token: AccessToken | None
     ) -> None:
         accept = headers.get("accept", "*/*")
+        if "text/html" in accept and "text/event-stream" not in accept and "mcp-session-id" not in headers:
+            await self._browser(scope, send)
+            return
         if "text/event-stream" not in accept and "*/*" not in accept:
             await respond_error(send, 406, INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream")
             return
@@ -417,6 +422,21 @@ class McpEndpoint:
             await respond_error(send, 409, INVALID_REQUEST, "Conflict: this session already has an open GET stream")
             return
         await standalone_stream(session, scope, receive, send, self.sse_ping_seconds)
+
+    async def _browser(self, scope: Scope, send: Send) -> None:
+        """A browser opened the endpoint: to the tools page when it is served, else say what the endpoint is.
+
+        It was told "missing Mcp-Session-Id header", which says nothing to a person.
+        """
+        if self.page_path is not None:
+            await respond(send, 303, headers=[("location", scope.get("root_path", "") + self.page_path)])
+            return
+        message = (
+            "Bad Request: this is an MCP endpoint, for MCP clients (they POST JSON-RPC messages here), with nothing "
+            "for a browser to show. `toolkit dev APP` or `toolkit run APP --transport http --docs` serves the tools "
+            "page, a browser's view of the server"
+        )
+        await respond_error(send, 400, INVALID_REQUEST, message)
 
     # --- DELETE -----------------------------------------------------------------------------
 
@@ -489,6 +509,7 @@ def create_app(
         from .docs import ToolsPage  # noqa: PLC0415 (the page is off by default: not imported unless on)
 
         page = ToolsPage(endpoint.guard, docs, mcp_path=path, auth=endpoint.gate is not None)
+        endpoint.page_path = docs.path
         # Every method reaches the page, which answers 405 itself, with its security headers.
         routes.append(Route(docs.path, endpoint=page, methods=None))
         routes.append(Route(docs.path + "/{name}", endpoint=page, methods=None))
