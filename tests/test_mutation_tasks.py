@@ -852,3 +852,35 @@ async def test_a_task_whose_end_cannot_be_recorded_says_so_in_the_logs(caplog: p
     (logged,) = [record for record in caplog.records if record.levelno >= logging.ERROR]
     assert logged.getMessage() == f"could not record the end of task {log_digest(task_id)}"
     assert logged.exc_info is not None and isinstance(logged.exc_info[1], StoreUnavailable)
+
+
+async def test_task_methods_on_a_server_without_task_tools_are_not_found_naming_method_and_version() -> None:
+    server = Server("no-tasks")
+
+    @server.tool
+    def plain() -> str:
+        """Never a task."""
+        return "plain"
+
+    async with Client(server, capabilities=WITH_TASKS) as client:
+        modern = await client.request("tasks/get", {"taskId": "x"})
+    async with Client(server, protocol_version="2025-11-25") as client:
+        legacy = await client.request("tasks/list", {})
+    assert (modern["error"], modern["_http_status"]) == (
+        {"code": -32601, "message": "Method not found: 'tasks/get' is not available in protocol version 2026-07-28"},
+        404,
+    )
+    assert (legacy["error"], legacy["_http_status"]) == (
+        {"code": -32601, "message": "Method not found: 'tasks/list' is not available in protocol version 2025-11-25"},
+        200,
+    )
+
+
+async def test_a_2025_task_request_that_is_not_an_object_is_refused_word_for_word() -> None:
+    seen = _step_events()
+    async with Client(steps_server(seen), protocol_version="2025-11-25") as client:
+        refused = await client.request("tools/call", {"name": "forever", "arguments": {}, "task": []})
+    assert refused["error"] == {
+        "code": -32602,
+        "message": 'Invalid params: "task" must be an object ({"ttl": ms} or {})',
+    }
