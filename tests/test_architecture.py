@@ -66,6 +66,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "entry",
         (
             "_loader",
+            "_environment",
             "_cli",
             "_cli_remote",
             "_cli_calls",

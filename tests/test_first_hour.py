@@ -392,3 +392,94 @@ def test_a_browser_opening_the_endpoint_is_sent_to_the_page(http_server: Callabl
     # An MCP client's GET is answered as before.
     client = httpx.get(without.url, headers={"Accept": "text/event-stream"}, timeout=30)
     assert client.status_code == 400 and "missing Mcp-Session-Id" in client.json()["error"]["message"]
+
+
+# --- settings from the environment -----------------------------------------------------------------
+
+FAILING = """\
+from toolkit import Server
+
+server = Server("settings", page_size=100)
+
+
+@server.tool
+def one() -> int:
+    return 1
+
+
+@server.tool
+def fails() -> int:
+    raise RuntimeError("the real reason")
+"""
+
+
+def test_toolkit_run_takes_settings_from_a_dot_env_file(
+    tmp_path: Path, stdio_client: Callable[..., StdioClient]
+) -> None:
+    app = tmp_path / "settings.py"
+    app.write_text(FAILING)
+    (tmp_path / ".env").write_text(
+        "# deployment\nTOOLKIT_PAGE_SIZE=1\nexport TOOLKIT_MASK_ERRORS='false'\nAPP_SECRET=\"s3cret\"\n"
+    )
+    client = stdio_client(app, cwd=tmp_path)
+    client.use_modern()
+    first = client.result("tools/list")
+    assert [tool["name"] for tool in first["tools"]] == ["one"] and "nextCursor" in first  # the code said 100
+    failed = client.call_tool("fails")
+    assert failed["content"][0]["text"] == "Error executing tool 'fails': RuntimeError: the real reason"
+    assert client.close() == 0
+
+
+def test_the_environment_wins_over_the_env_file_and_flags_over_both(tmp_path: Path) -> None:
+    app = tmp_path / "settings.py"
+    app.write_text(FAILING)
+    (tmp_path / "prod.env").write_text("TOOLKIT_TRANSPORT=http\nTOOLKIT_PORT=1\nTOOLKIT_PAGE_SIZE=oops\n")
+    env = {**os.environ, "TOOLKIT_PAGE_SIZE": "2"}
+    log = tmp_path / "run.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [str(TOOLKIT), "run", "settings.py", "--env-file", "prod.env", "--port", "0"],
+            cwd=tmp_path,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=sink,
+        )
+    try:
+        said = eventually(lambda: _said(log, "Ctrl-C to stop"), "the start banner")  # http, from the file
+        assert BANNER.search(said), said  # --port 0 beat TOOLKIT_PORT=1
+    finally:
+        stop(process)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("TOOLKIT_PAGE_SIZE", "0", "$TOOLKIT_PAGE_SIZE='0': page_size takes a whole number, at least 1"),
+        ("TOOLKIT_MASK_ERRORS", "maybe", "$TOOLKIT_MASK_ERRORS='maybe': mask_errors takes true or false"),
+        ("TOOLKIT_READ_CACHE_SCOPE", "shared", "read_cache_scope takes public or private"),
+        ("TOOLKIT_PORT", "eighty", "$TOOLKIT_PORT='eighty': --port takes a whole number"),
+    ],
+)
+def test_a_setting_that_cannot_be_read_stops_the_start(tmp_path: Path, variable: str, value: str, said: str) -> None:
+    (tmp_path / "settings.py").write_text(FAILING)
+    done = subprocess.run(
+        [str(TOOLKIT), "run", "settings.py"],
+        check=False,
+        cwd=tmp_path,
+        env={**os.environ, variable: value},
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+
+
+def test_every_setting_variable_is_listed_in_the_cli_page() -> None:
+    from toolkit._cli import RUN_ENVIRONMENT
+    from toolkit._environment import SETTINGS
+
+    page = (REPO / "docs/cli.md").read_text()
+    for variable in [*SETTINGS, *RUN_ENVIRONMENT.values()]:
+        assert f"`{variable}`" in page, f"docs/cli.md does not list {variable}"

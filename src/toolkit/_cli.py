@@ -10,16 +10,19 @@ import logging
 import os
 import sys
 import traceback
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 
 from . import __version__
 from ._cli_calls import CallArguments, call_arguments, call_on
+from ._environment import load_env_file
 from ._errors import AppNotFound, StoreUnavailable, ToolkitError
 from ._loader import (
     STORE_ENVIRONMENT,
     HostApp,
     Target,
     auth_from_environment,
+    deployment_settings,
     load_target,
     server_of,
     store_from_environment,
@@ -75,6 +78,12 @@ def _parser() -> argparse.ArgumentParser:
         "handlers and level, and --log-level then sets only the level)",
     )
     run.add_argument("--traceback", action="store_true", help="show the full traceback of an error loading APP")
+    run.add_argument(
+        "--env-file",
+        metavar="PATH",
+        help="KEY=VALUE lines to add to the environment first (default: ./.env when there); variables already "
+        "set win; TOOLKIT_* variables set the server's settings (docs/cli.md)",
+    )
     auth = run.add_argument_group(
         "authorization (HTTP)", "Require JWT bearer tokens; each flag also reads its environment variable."
     )
@@ -176,6 +185,8 @@ def _main(argv: list[str] | None) -> None:
         _configure_logging(args)
         _dev(args)
         return
+    if args.command == "run":
+        _environment_of(args)
     docs = _docs_option(args) if args.command == "run" else None
     call = call_arguments(args) if args.command == "call" else None
     if args.command in ("tools", "call") and _is_remote(args.app):
@@ -189,6 +200,12 @@ def _main(argv: list[str] | None) -> None:
             _usage_of(args.command, "--protocol-version auto is for a URL or a command; an app is asked in process")
     target = _load(args.app, show_traceback=args.traceback)
     _configure_logging(args)
+    if args.command == "run":
+        try:
+            deployment_settings(target)
+        except ValueError as exc:
+            print(f"toolkit: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
     if args.command == "run" and args.transport == "http":
         _configure_http(args, target)
         if not isinstance(target, Server):
@@ -214,6 +231,52 @@ def _main(argv: list[str] | None) -> None:
     if args.workers > 1:
         options["app_spec"] = args.app
     server.run("http", **options)
+
+
+RUN_ENVIRONMENT: Final = {
+    "transport": "TOOLKIT_TRANSPORT",
+    "host": "TOOLKIT_HOST",
+    "port": "TOOLKIT_PORT",
+    "path": "TOOLKIT_PATH",
+    "workers": "TOOLKIT_WORKERS",
+    "log_level": "TOOLKIT_LOG_LEVEL",
+}
+"""``toolkit run``'s flags a variable sets when the flag is not given."""
+
+
+def _environment_of(args: argparse.Namespace) -> None:
+    """``toolkit run``: the env file into the environment, then the flags not given from it."""
+    given = args.env_file
+    path = Path(given or ".env")
+    if given is not None and not path.is_file():
+        _usage_of("run", f"--env-file {given}: no such file")
+    if path.is_file():
+        try:
+            load_env_file(path)
+        except (ValueError, OSError, UnicodeDecodeError) as exc:
+            _usage_of("run", f"--env-file: {exc}")
+    for flag, variable in RUN_ENVIRONMENT.items():
+        value = os.environ.get(variable)
+        if not value or getattr(args, flag) != RUN_DEFAULTS[flag]:
+            continue
+        if flag in ("port", "workers"):
+            if not value.isdigit():
+                _usage_of("run", f"${variable}={value!r}: --{flag} takes a whole number")
+            setattr(args, flag, int(value))
+        elif flag == "transport" and value not in ("stdio", "http"):
+            _usage_of("run", f"${variable}={value!r}: --transport takes stdio or http")
+        else:
+            setattr(args, flag, value)
+
+
+RUN_DEFAULTS: Final[dict[str, Any]] = {
+    "transport": "stdio",
+    "host": "127.0.0.1",
+    "port": 8000,
+    "path": "/mcp",
+    "workers": 1,
+    "log_level": None,
+}
 
 
 def _configure_http(args: argparse.Namespace, target: Target) -> None:

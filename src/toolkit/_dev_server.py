@@ -36,6 +36,7 @@ from ._loader import (
     HostApp,
     Target,
     auth_from_environment,
+    deployment_settings,
     load_target,
     mounted_app,
     server_of,
@@ -94,6 +95,7 @@ def prepare(
     try:
         auth_from_environment(target)
         store_from_environment(target)
+        deployment_settings(target)
         return app_for(target, app_spec=app_spec, path=path, docs=docs)
     except (ValueError, ImportError) as exc:
         return LoadFailure(f"toolkit: {exc}", None, str(exc))

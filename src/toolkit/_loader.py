@@ -16,6 +16,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeGuard
 
+from ._environment import settings_from_environment
 from ._errors import AppNotFound, RunAtImport
 from ._server import Server
 from ._transports.base import settle_allocator
@@ -256,12 +257,20 @@ def store_from_environment(target: Target) -> None:
     target.store = url
 
 
+def deployment_settings(target: Target) -> None:
+    """Apply the ``TOOLKIT_*`` settings in the environment to the server ``target`` is or mounts (``_environment``)."""
+    if isinstance(target, HostApp) and target.mounted is None:
+        return
+    settings_from_environment(server_of(target))
+
+
 def worker_app() -> Any:
     """The app each uvicorn worker builds (``toolkit run --workers N``)."""
     settle_allocator()
     target = load_target(os.environ["TOOLKIT_APP"])
     auth_from_environment(target)
     store_from_environment(target)
+    deployment_settings(target)
     if isinstance(target, HostApp):
         return target.app
     if not isinstance(target, Server):
