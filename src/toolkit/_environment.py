@@ -24,6 +24,13 @@ def _integer(text: str) -> int:
     return value
 
 
+def _milliseconds(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError
+    return value
+
+
 def _seconds(text: str) -> float:
     value = float(text)
     if not value > 0:
@@ -52,6 +59,7 @@ def _cache_scope(text: str) -> str:
 
 _READERS: Final[dict[str, tuple[Callable[[str], Any], str]]] = {
     "integer": (_integer, "a whole number, at least 1"),
+    "milliseconds": (_milliseconds, "a whole number of milliseconds, 0 or more"),
     "seconds": (_seconds, "a number of seconds above 0"),
     "optional_seconds": (_optional_seconds, "a number of seconds above 0, or none"),
     "boolean": (_boolean, "true or false (1/0, yes/no, on/off)"),
@@ -61,8 +69,8 @@ _READERS: Final[dict[str, tuple[Callable[[str], Any], str]]] = {
 SETTINGS: Final[dict[str, tuple[str, str]]] = {
     "TOOLKIT_MASK_ERRORS": ("mask_errors", "boolean"),
     "TOOLKIT_PAGE_SIZE": ("page_size", "integer"),
-    "TOOLKIT_LIST_TTL_MS": ("list_ttl_ms", "integer"),
-    "TOOLKIT_READ_TTL_MS": ("read_ttl_ms", "integer"),
+    "TOOLKIT_LIST_TTL_MS": ("list_ttl_ms", "milliseconds"),
+    "TOOLKIT_READ_TTL_MS": ("read_ttl_ms", "milliseconds"),
     "TOOLKIT_READ_CACHE_SCOPE": ("read_cache_scope", "cache_scope"),
     "TOOLKIT_CLIENT_REQUEST_TIMEOUT": ("client_request_timeout", "seconds"),
     "TOOLKIT_TOOL_TIMEOUT": ("tool_timeout", "optional_seconds"),
