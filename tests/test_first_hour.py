@@ -483,3 +483,23 @@ def test_every_setting_variable_is_listed_in_the_cli_page() -> None:
     page = (REPO / "docs/cli.md").read_text()
     for variable in [*SETTINGS, *RUN_ENVIRONMENT.values()]:
         assert f"`{variable}`" in page, f"docs/cli.md does not list {variable}"
+
+
+# --- 9. scripts/serve installs what serving needs ----------------------------------------------------
+
+
+def test_scripts_serve_installs_toolkit_without_the_dev_toolchain() -> None:
+    # It ran scripts/install: 76 packages (pytest, mypy, mkdocs, ...) in 22 s to serve one example.
+    script = (REPO / "scripts/serve").read_text()
+    lines = [line.split("  #", 1)[0].strip() for line in script.splitlines()]
+    commands = [line for line in lines if line and not line.startswith("#")]
+    assert not any("scripts/install" in line for line in commands)
+    (install,) = [line for line in commands if "pip install" in line]
+    assert install.endswith("-c requirements/dev.lock -e .")  # toolkit alone, pinned; no [extras]
+    assert "[" not in install.split("pip install", 1)[1]
+
+
+def test_readme_says_what_scripts_test_needs() -> None:
+    text = (REPO / "README.md").read_text()
+    for need in ("Node.js 20", "apt-get", "sudo", "800 MB", "minutes on 2 cores"):
+        assert need in text, f"README.md does not say scripts/test needs {need}"
