@@ -70,6 +70,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "_cli",
             "_cli_remote",
             "_cli_calls",
+            "_install",
             "_dev",
             "_dev_server",
             "_dev_watchdog",

@@ -1,4 +1,4 @@
-"""The ``toolkit`` command: ``toolkit run|dev|tools|call|version``."""
+"""The ``toolkit`` command: ``toolkit run|dev|tools|call|install|version``."""
 
 from __future__ import annotations
 
@@ -136,6 +136,17 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("--json", metavar="ARGS", help="the arguments as one JSON object (KEY=VALUE overrides)")
     _client_options(call)
 
+    install = commands.add_parser("install", help="add APP to an MCP host's config (or print the entry: mcp-json)")
+    install.add_argument("host", choices=("claude-desktop", "claude-code", "cursor", "vscode", "mcp-json"))
+    install.add_argument("app", help=APP_HELP)
+    install.add_argument("--name", help="the entry's name (default: the server's name)")
+    install.add_argument(
+        "--env", metavar="KEY=VALUE", action="append", default=[], help="a variable the host sets (repeatable)"
+    )
+    install.add_argument("--env-file", metavar="PATH", help="KEY=VALUE lines the server reads at start (toolkit run)")
+    install.add_argument("--force", action="store_true", help="replace an entry of the same name")
+    install.add_argument("--traceback", action="store_true", help="show the full traceback of an error loading APP")
+
     commands.add_parser("version", help="print toolkit's version")
     return parser
 
@@ -181,6 +192,12 @@ def _main(argv: list[str] | None) -> None:
     if args.command == "version":
         print(__version__)
         return
+    if args.command == "install":
+        from ._install import install  # noqa: PLC0415  (only this command writes host configs)
+
+        server = _server_of(args.app, _load(args.app, show_traceback=args.traceback))  # it must load to be installed
+        name = args.name or server.name
+        raise SystemExit(install(args.host, args.app, name, env=args.env, env_file=args.env_file, force=args.force))
     if args.command == "dev":
         _configure_logging(args)
         _dev(args)
