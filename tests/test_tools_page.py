@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -328,3 +329,65 @@ def test_an_app_without_the_page_does_not_load_it() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "1"]
+
+
+class _Tags(HTMLParser):
+    """Every start tag of a document, with its attributes, and the text inside each element with an id."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: dict[str, str] = {}
+        self._open: list[str | None] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        if tag not in ("meta", "link", "input", "br", "img"):
+            self._open.append(dict(attrs).get("id"))
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._open:
+            self._open.pop()
+
+    def handle_data(self, data: str) -> None:
+        for element in self._open:
+            if element:
+                self.text[element] = self.text.get(element, "") + data
+
+
+async def test_the_page_as_served_says_loading_and_runs_no_inline_code() -> None:
+    async with page_client(weather.server, docs=True) as http:
+        page = await http.get("/docs")
+    parsed = _Tags()
+    parsed.feed(page.text)
+    by_id = {attrs["id"]: (tag, attrs) for tag, attrs in parsed.tags if attrs.get("id")}
+    # The first paint, before the script runs: a Loading… state in the list, announced, marked busy.
+    assert by_id["items"][1].get("aria-busy") == "true"
+    assert by_id["loading"] == ("p", {"class": "loading", "id": "loading", "role": "status"})
+    assert parsed.text["loading"].startswith("Loading")
+    assert "Loading" in parsed.text["items"]
+    # The filter and the expand/collapse buttons are in the page, labelled, shown once tools are listed.
+    assert "hidden" in by_id["toolbar"][1]
+    assert by_id["filter"][1]["type"] == "search"
+    assert any(tag == "label" and attrs.get("for") == "filter" for tag, attrs in parsed.tags)
+    assert by_id["filter"][1]["aria-describedby"] == "filter-status"
+    assert by_id["filter-status"][1]["role"] == "status"
+    assert by_id["expand-all"][0] == by_id["collapse-all"][0] == "button"
+    # The policy forbids inline code and style: the page has none (only its own files).
+    assert "'unsafe-inline'" not in page.headers["content-security-policy"]
+    scripts = [attrs for tag, attrs in parsed.tags if tag == "script"]
+    assert scripts == [{"src": "/docs/page.js", "defer": None}]
+    assert not re.search(r"<script(?![^>]*\bsrc=)", page.text)
+    handlers = [(tag, name) for tag, attrs in parsed.tags for name in attrs if name.startswith("on") or name == "style"]
+    assert handlers == []
+    assert "<style" not in page.text
+
+
+async def test_the_page_script_labels_union_branches_by_model_and_wires_the_cards() -> None:
+    """What the browser tests exercise, pinned in the served script: names from $defs, the card toggle."""
+    async with page_client(weather.server, docs=True) as http:
+        script = (await http.get("/docs/page.js")).text
+    assert "(?:\\$defs|definitions)" in script  # a branch's $ref names its model
+    assert '"aria-expanded"' in script
+    assert '"aria-controls"' in script
+    assert 'on(window, "hashchange", openHash)' in script

@@ -2,20 +2,23 @@
 
 No mocks: the page talks to the server's MCP endpoint as any client would. One Chromium serves the
 module and one server runs per app (examples/weather.py, tests/support/page_app.py); each test
-loads the page afresh. The rig is tests/browser.py; without Chromium, chromedriver or Selenium
+loads the page afresh. Cards start collapsed: ``tool_card`` and ``opened`` below expand the one a
+test works in, as a user clicks its title. The rig is tests/browser.py; without Chromium, chromedriver or Selenium
 (``scripts/browser --install-only``) the tests skip, or fail under ``TOOLKIT_TESTS_STRICT=1``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests import browser
 from tests.browser import (
     PAGE_APP,
     WEATHER,
@@ -36,7 +39,6 @@ from tests.browser import (
     screenshot,
     set_era,
     text_of,
-    tool_card,
     unlabelled_controls,
     wait_until,
     wire_listing,
@@ -68,6 +70,21 @@ def driver(browser: Any) -> Any:
     """The module's browser, its console read clean before the test."""
     console_errors(browser)
     return browser
+
+
+def opened(driver: Any, selector: str) -> Any:
+    """The one card at ``selector``, expanded by a click on its title (the page shows cards collapsed)."""
+    card = one(driver, selector)
+    toggle = one(card, ".card-head button.toggle")
+    if toggle.get_attribute("aria-expanded") != "true":
+        toggle.click()
+    wait_until(driver, lambda: one(card, ".card-body").is_displayed(), what=f"{selector} expanded")
+    return card
+
+
+def tool_card(driver: Any, name: str) -> Any:
+    """The tool's card, expanded."""
+    return opened(driver, f"section.tool[data-tool={browser.css_string(name)}]")
 
 
 def listed_tools(app: Path) -> list[dict[str, Any]]:
@@ -165,6 +182,7 @@ def test_nested_union_and_root_union_arguments(driver: Any, weather: PageServer,
     assert natural_value(driver, card) == 100.0
     # Numbers are shown as the server sent them (100.0, not JavaScript's 100), in every era's view.
     assert text_of(one(card, ".natural-value")).strip() == "100.0"
+    wire_result(driver, card, "2026-07-28")  # the era's view comes after the natural value: wait for it
     assert '"structuredContent":100.0,' in "".join(text_of(one(card, ".wire-result")).split())
     set_era(driver, "2025-11-25")
     wire_result(driver, card, "2025-11-25")
@@ -308,18 +326,18 @@ def test_nested_objects_and_arrays_of_objects_round_trip(driver: Any, hostile: P
 def test_resources_templates_and_prompts(driver: Any, hostile: PageServer) -> None:
     open_page(driver, hostile.url)
 
-    resource = one(driver, f'section.resource[data-uri="{page_app.RESOURCE_URI}"]')
+    resource = opened(driver, f'section.resource[data-uri="{page_app.RESOURCE_URI}"]')
     one(resource, "button.read").click()
     shows(driver, resource, ".resource-contents pre", page_app.RESOURCE_TEXT)
     assert every(resource, ".resource-contents b") == []
 
-    template = one(driver, f'section.template[data-uri-template="{page_app.TEMPLATE}"]')
+    template = opened(driver, f'section.template[data-uri-template="{page_app.TEMPLATE}"]')
     fill(template, "note_id", "hello world")
     one(template, "button.read").click()
     # RFC 6570 simple expansion percent-encodes the space; the server decodes it once (hello world).
     shows(driver, template, ".resource-contents pre", "Note hello world")
 
-    prompt = one(driver, 'section.prompt[data-prompt="greet"]')
+    prompt = opened(driver, 'section.prompt[data-prompt="greet"]')
     fill(prompt, "name", "Ada")
     one(prompt, "button.get").click()
     message = eventually(driver, lambda: one(prompt, ".prompt-messages .message"), what="the prompt's message")
@@ -357,11 +375,183 @@ def test_markup_anywhere_stays_text_and_argument_names_cannot_break_the_page(dri
     assert page_app.MARK in text_of(one(card, ".content-blocks"))
     no_pwn(driver)
 
-    prompt = one(driver, 'section.prompt[data-prompt="clobber"]')
+    prompt = opened(driver, 'section.prompt[data-prompt="clobber"]')
     fill(prompt, "addEventListener", "one")
     fill(prompt, "append", "two")
     one(prompt, "button.get").click()
     message = eventually(driver, lambda: one(prompt, ".prompt-messages .message"), what="the prompt's message")
     assert f"one and two {page_app.MARK}" in text_of(message)
     no_pwn(driver)
+    assert console_errors(driver) == []
+
+
+# --- first paint, filter, collapsed cards, union labels (issue #37, item 7) -------------------
+
+
+@contextlib.contextmanager
+def blocked(driver: Any, *patterns: str) -> Iterator[None]:
+    """Requests to URLs matching ``patterns`` fail in the browser (DevTools), and nothing comes from its cache."""
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
+    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": list(patterns)})
+    try:
+        yield
+    finally:
+        driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+        driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": False})
+        driver.execute_cdp_cmd("Network.disable", {})
+        console_errors(driver)  # the blocked loads, logged as errors on purpose
+
+
+def test_the_first_paint_says_loading_and_a_failed_load_says_so(driver: Any, weather: PageServer) -> None:
+    # Without its script (here: blocked), the page as served is what a browser paints first.
+    with blocked(driver, "*/docs/page.js"):
+        driver.get(weather.url)
+        wait_until(driver, lambda: driver.execute_script("return document.readyState") == "complete", what="loaded")
+        loading = one(driver, "#items #loading")
+        assert loading.is_displayed()
+        assert text_of(loading).startswith("Loading")
+        assert loading.get_attribute("role") == "status"
+        assert one(driver, "#items").get_attribute("aria-busy") == "true"
+        assert every(driver, "section.card") == []
+
+    # The data endpoint failing: the Loading… state gives way to an error state, never stays.
+    for pattern, error in (("*/mcp", "Could not list the server's tools"), ("*/docs/config.json", "Could not load")):
+        with blocked(driver, pattern):
+            driver.get(weather.url)
+
+            def failed(error: str = error) -> None:
+                assert error in text_of(one(driver, "#page-error")), text_of(one(driver, "#page-error"))
+                assert one(driver, "#page-error").is_displayed()
+                assert every(driver, "#loading") == []
+                assert one(driver, "#items .load-failed").is_displayed()
+                assert one(driver, "#items").get_attribute("aria-busy") is None
+
+            eventually(driver, failed, what=f"the error state with {pattern} failing")
+
+    # And when the data arrives, it replaces the Loading… state.
+    open_page(driver, weather.url)
+    assert every(driver, "#loading") == []
+    assert one(driver, "#items").get_attribute("aria-busy") is None
+    assert console_errors(driver) == []
+
+
+def visible_tools(driver: Any) -> list[str]:
+    return [str(card.get_attribute("data-tool")) for card in every(driver, "section.tool") if card.is_displayed()]
+
+
+def test_the_filter_finds_tools_by_name_title_and_description(driver: Any, weather: PageServer) -> None:
+    open_page(driver, weather.url)
+    tools = listed_tools(WEATHER)
+    assert len(visible_tools(driver)) == len(tools) == 18
+    box = one(driver, "#filter")
+    assert box.is_displayed()
+    assert unlabelled_controls(driver) == []
+
+    def expect(names: list[str], status: str) -> None:
+        def shown() -> None:
+            assert sorted(visible_tools(driver)) == sorted(names)
+            assert text_of(one(driver, "#filter-status")) == status
+            links = [text_of(a) for a in every(driver, "nav li a") if a.is_displayed()]
+            assert len(links) == len(names), links
+
+        eventually(driver, shown, what=f"the tools {names}")
+
+    box.send_keys("temperature")  # in names and descriptions
+    wanted = [t["name"] for t in tools if "temperature" in f"{t['name']}\n{t.get('description', '')}".lower()]
+    assert 1 < len(wanted) < 18, wanted
+    expect(wanted, f"{len(wanted)} of 18 shown")
+
+    box.clear()
+    box.send_keys("CONVERT temp")  # every word, any case
+    expect(["convert_temperature"], "1 of 18 shown")
+
+    box.clear()
+    box.send_keys("no such tool")
+    expect([], "Nothing matches “no such tool”.")
+    assert not one(driver, "#group-tools").is_displayed()
+
+    box.clear()
+    box.send_keys(" ")
+    expect([t["name"] for t in tools], "")
+    assert console_errors(driver) == []
+
+
+def test_cards_start_collapsed_and_expand_by_click_keyboard_and_link(driver: Any, weather: PageServer) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    open_page(driver, weather.url)
+    for card in every(driver, "section.card"):
+        toggle = one(card, ".card-head h2 button.toggle")
+        assert toggle.get_attribute("aria-expanded") == "false"
+        panel = one(card, ".card-body")
+        assert toggle.get_attribute("aria-controls") == panel.get_attribute("id")
+        assert not panel.is_displayed()
+        assert one(card, ".description").is_displayed()  # what the tool does, in one line
+
+    card = one(driver, 'section.tool[data-tool="get_weather_forecast"]')
+    toggle = one(card, "button.toggle")
+    panel = one(card, ".card-body")
+    toggle.click()
+    wait_until(driver, lambda: panel.is_displayed() and toggle.get_attribute("aria-expanded") == "true", what="open")
+    assert control(card, "/city").is_displayed()
+    toggle.click()
+    wait_until(driver, lambda: not panel.is_displayed(), what="closed")
+    assert toggle.get_attribute("aria-expanded") == "false"
+
+    # From the keyboard: Tab to the title, Enter opens, Space closes.
+    driver.execute_script("arguments[0].focus()", one(driver, "#filter"))
+    one(driver, "#filter").send_keys(Keys.TAB, Keys.TAB, Keys.TAB)  # Expand all, Collapse all, the first card
+    first = every(driver, "section.card")[0]
+    assert driver.switch_to.active_element == one(first, "button.toggle")
+    driver.switch_to.active_element.send_keys(Keys.ENTER)
+    wait_until(driver, lambda: one(first, ".card-body").is_displayed(), what="opened by Enter")
+    driver.switch_to.active_element.send_keys(Keys.SPACE)
+    wait_until(driver, lambda: not one(first, ".card-body").is_displayed(), what="closed by Space")
+
+    # Expand all and collapse all.
+    one(driver, "#expand-all").click()
+    wait_until(driver, lambda: all(p.is_displayed() for p in every(driver, ".card-body")), what="all open")
+    one(driver, "#collapse-all").click()
+    wait_until(driver, lambda: not any(p.is_displayed() for p in every(driver, ".card-body")), what="all closed")
+
+    # A deep link opens its card, as does the contents' link to it.
+    open_page(driver, weather.url + "#tool-find_user")
+    linked = one(driver, 'section.tool[data-tool="find_user"]')
+    wait_until(driver, lambda: one(linked, ".card-body").is_displayed(), what="#tool-find_user opened")
+    assert [p.is_displayed() for p in every(driver, ".card-body")].count(True) == 1
+    one(driver, 'nav a[href="#tool-get_sky"]').click()
+    sky = one(driver, 'section.tool[data-tool="get_sky"]')
+    wait_until(driver, lambda: one(sky, ".card-body").is_displayed(), what="#tool-get_sky opened")
+    driver.get("about:blank")
+    assert console_errors(driver) == []
+
+
+def test_eighteen_collapsed_tools_fit_in_a_screen_or_two(driver: Any, weather: PageServer, tmp_path: Path) -> None:
+    size = driver.get_window_size()
+    driver.set_window_size(1280, 800)
+    try:
+        open_page(driver, weather.url)
+        assert len(every(driver, "section.tool")) == 18
+        height = driver.execute_script("return document.documentElement.scrollHeight")
+        assert height < 2500, f"the page with 18 collapsed tools is {height} px high"
+        assert_png(screenshot(one(driver, "body"), tmp_path / "collapsed.png"))
+        one(driver, "#expand-all").click()
+        wait_until(driver, lambda: all(p.is_displayed() for p in every(driver, ".card-body")), what="all open")
+        expanded = driver.execute_script("return document.documentElement.scrollHeight")
+        assert expanded > 4 * height, (expanded, height)  # what the collapse saves
+    finally:
+        driver.set_window_size(size["width"], size["height"])
+    assert console_errors(driver) == []
+
+
+def branch_labels(card: Any, path: str) -> list[str]:
+    picker = one(card, f"select.branch-picker[data-path={browser.css_string(path)}]")
+    return [text_of(option) for option in every(picker, "option")]
+
+
+def test_union_branches_are_named_by_their_model(driver: Any, weather: PageServer) -> None:
+    open_page(driver, weather.url)
+    assert branch_labels(tool_card(driver, "convert_temperature"), "/value") == ["Celsius", "Fahrenheit"]
+    assert branch_labels(tool_card(driver, "find_user"), "") == ["ById", "ByName"]
     assert console_errors(driver) == []

@@ -269,6 +269,18 @@
     if (s.additionalProperties === false && Object.keys(value).some((k) => own(s.properties, k) === undefined)) return false;
     return Object.entries(s.properties).every(([k, sub]) => own(value, k) === undefined || matches(root, sub, value[k], depth + 1));
   }
+  // A union branch's label: its title, else the name of the model its $ref points at
+  // ("#/$defs/Celsius" → "Celsius"), else what it is (describe).
+  function modelName(root, schema) {
+    for (let s = schema, hops = 0; isObj(s) && hops < 32; hops++) {
+      if (s.title) return String(s.title);
+      if (typeof s.$ref !== "string") break;
+      const m = /^#\/(?:\$defs|definitions)\/([^/]+)$/.exec(s.$ref);
+      if (m) return attempt(() => decodeURIComponent(m[1]), m[1]).replace(/~1/g, "/").replace(/~0/g, "~");
+      s = pointer(root, s.$ref);
+    }
+    return describe(root, schema);
+  }
   // A branch's label when it has no title: "object: celsius", "object: kind="cat", lives", "null".
   function describe(root, schema) {
     const [s] = resolve(root, schema);
@@ -471,12 +483,12 @@
         const schema = { ...shared, ...r };
         if (isObj(shared.properties)) schema.properties = { ...shared.properties, ...(isObj(r.properties) && r.properties) };
         if (shared.required) schema.required = [...new Set(list(shared.required).concat(list(r.required)))];
-        return { schema, refs, isNull: schema.type === "null" };
+        return { schema, refs, isNull: schema.type === "null", label: modelName(root, b) };
       });
       const nullable = branches.length === 2 && branches.some((b) => b.isNull);
       const picker = el("select", { class: "branch-picker", id: id(), "data-path": path });
       if (!o.required) picker.append(el("option", { value: "", text: "(not set)" }));
-      branches.forEach((b, i) => picker.append(el("option", { value: String(i), text: b.isNull && nullable ? "(null)" : describe(root, b.schema) })));
+      branches.forEach((b, i) => picker.append(el("option", { value: String(i), text: b.isNull && nullable ? "(null)" : b.label })));
       const first = (test) => String(Math.max(0, branches.findIndex(test)));
       picker.value = init !== undefined ? first((b) => matches(root, b.schema, init)) : o.required ? first((b) => !b.isNull) : "";
       const slot = el("div", { class: "branch" });
@@ -627,7 +639,32 @@
     const icons = list(item.icons).filter((i) => isObj(i) && /^(https:|data:image\/)/i.test(String(i.src)));
     return el("div", { class: "card-head" },
       icons.map((i) => el("img", { class: "icon", src: i.src, alt: "", width: 24, height: 24, onerror: (e) => (e.target.hidden = true) })),
-      el("h2", {}, String(title || name), title && title !== name && [" ", el("code", { class: "item-name", text: name })]));
+      el("h2", {}, el("button", { type: "button", class: "toggle", "aria-expanded": "false" },
+        String(title || name), title && title !== name && [" ", el("code", { class: "item-name", text: name })])));
+  }
+  // A card: its head (a button that expands it) and description always shown, the rest in a panel
+  // that is hidden until expanded. `find` is the text the filter searches.
+  const cards = [];
+  function card(attrs, item, fallback, shown, body) {
+    const id = uniqueId(attrs.id);
+    const panel = el("div", { class: "card-body", id: uniqueId(`${id}--panel`), hidden: true }, body);
+    const head = header(item, fallback);
+    const toggle = head.querySelector(".toggle");
+    toggle.setAttribute("aria-controls", panel.id);
+    const section = el("section", { ...attrs, id, class: `${attrs.class} card collapsed` }, head, shown, panel);
+    on(toggle, "click", () => setOpen(section, toggle.getAttribute("aria-expanded") !== "true"));
+    const annotated = isObj(item.annotations) ? item.annotations.title : null;
+    const find = [item.name, item.title, annotated, item.description, item.uri, item.uriTemplate, fallback];
+    cards.push({ section, find: find.filter((v) => v != null).map(String).join("\n").toLowerCase() });
+    return section;
+  }
+  function setOpen(section, open) {
+    const toggle = section.querySelector(".card-head .toggle");
+    const panel = toggle && $(toggle.getAttribute("aria-controls"));
+    if (!panel) return;
+    toggle.setAttribute("aria-expanded", String(open));
+    panel.hidden = !open;
+    section.classList.toggle("collapsed", !open);
   }
   const description = (item) => item.description && el("p", { class: "description", text: String(item.description) });
   const facts = (item) => {
@@ -765,11 +802,11 @@
       if (done()) showWire(S.era);
     });
 
-    return el("section", { class: "tool card", id: uniqueId(`tool-${name}`), "data-tool": name },
-      header(tool), description(tool), annotations(tool.annotations),
+    return card({ class: "tool", id: `tool-${name}`, "data-tool": name }, tool, null, description(tool), [
+      annotations(tool.annotations),
       el("div", { class: "schemas" }, details("input-schema", "Input schema", tool.inputSchema),
         isObj(tool.outputSchema) && details("output-schema", "Output schema", tool.outputSchema)),
-      columns(form, listingView("tools", tool.name)), result);
+      columns(form, listingView("tools", tool.name)), result]);
   }
 
   // resources/read or prompts/get: the outcome in `slot`; the result, or null after an error. Each
@@ -792,9 +829,8 @@
     const uri = String(resource.uri ?? "");
     const out = el("div", { class: "resource-contents", "aria-live": "polite" });
     const read = el("button", { type: "button", class: "read", "aria-label": `Read ${uri}`, onclick: () => readInto(out, uri) }, "Read");
-    return el("section", { class: "resource card", id: uniqueId(`resource-${uri}`), "data-uri": uri },
-      itemHead(resource, uri),
-      columns([read, out], listingView("resources", uri)));
+    return card({ class: "resource", id: `resource-${uri}`, "data-uri": uri }, resource, uri, description(resource),
+      [itemFacts(resource, uri), columns([read, out], listingView("resources", uri))]);
   }
   // RFC 6570 levels 1-2: {var} percent-encodes its value; {+var} and {#var} keep reserved characters
   // such as "/" ({#var} also adds the "#").
@@ -816,7 +852,7 @@
     const req = required && [" ", el("span", { class: "req", text: "required" })];
     return [input, el("div", { class: "field" }, el("label", { for: id }, name, req), input, about && el("p", { class: "help", id: `${id}-help`, text: about }))];
   }
-  const itemHead = (item, uri) => [header(item, uri), uri && el("p", {}, el("code", { class: "uri", text: uri })), description(item), facts(item)];
+  const itemFacts = (item, uri) => [uri && el("p", {}, el("code", { class: "uri", text: uri })), facts(item)];
   function templateSection(template) {
     const uriTemplate = String(template.uriTemplate ?? "");
     const names = [...new Set([...uriTemplate.matchAll(EXPRESSION)].flatMap((m) => m[2].split(",").map(varName)))].filter(Boolean);
@@ -831,9 +867,9 @@
       event.preventDefault();
       readInto(out, expand(uriTemplate, Object.fromEntries(inputs.map((i) => [i.name, i.value]))));
     });
-    return el("section", { class: "template card", id: uniqueId(`template-${template.name || uriTemplate}`), "data-uri-template": uriTemplate },
-      itemHead(template, uriTemplate),
-      columns([form, out], listingView("templates", uriTemplate)));
+    const attrs = { class: "template", id: `template-${template.name || uriTemplate}`, "data-uri-template": uriTemplate };
+    return card(attrs, template, uriTemplate, description(template),
+      [itemFacts(template, uriTemplate), columns([form, out], listingView("templates", uriTemplate))]);
   }
   function promptSection(prompt) {
     const name = String(prompt.name ?? "");
@@ -859,9 +895,8 @@
         messages.append(el("div", { class: "message" }, el("p", { class: "role", text: String(m.role ?? "?") }), blocks(m.content)));
       }
     });
-    return el("section", { class: "prompt card", id: uniqueId(`prompt-${name}`), "data-prompt": name },
-      itemHead(prompt),
-      columns([form, output], listingView("prompts", name)));
+    return card({ class: "prompt", id: `prompt-${name}`, "data-prompt": name }, prompt, null, description(prompt),
+      [itemFacts(prompt), columns([form, output], listingView("prompts", name))]);
   }
 
   // ---- The page
@@ -871,11 +906,23 @@
     ["templates", "Resource templates", templateSection],
     ["prompts", "Prompts", promptSection],
   ];
+  // Until the lists arrive, #items holds the served "Loading…"; after a failure, this error state.
+  function loaded() {
+    $("items").removeAttribute("aria-busy");
+  }
+  function failed(message) {
+    pageError(message);
+    loaded();
+    $("toolbar").hidden = true;
+    $("items").replaceChildren(el("p", { class: "load-failed", text: "Nothing to show: the page could not load the server’s tools (the error is above)." }));
+  }
   function render(lists) {
     const nav = document.querySelector("nav[aria-label=Contents]");
     $("items").replaceChildren();
+    loaded();
     nav.replaceChildren();
     S.views = [];
+    cards.length = 0;
     usedIds.clear();
     for (const [key, title, make] of GROUPS) {
       const items = list(lists[key]).filter(isObj);
@@ -886,12 +933,50 @@
         const section = make(item);
         group.append(section);
         const text = String(item.title || item.name || item[KINDS[key].key]);
-        links.append(el("li", {}, el("a", { href: `#${encodeURIComponent(section.id)}`, text })));
+        const link = el("li", {}, el("a", { href: `#${encodeURIComponent(section.id)}`, text }));
+        cards[cards.length - 1].link = link;
+        links.append(link);
       }
       $("items").append(group);
       nav.append(el("p", { class: "nav-group" }, el("a", { href: `#group-${key}`, text: title })), links);
     }
+    $("toolbar").hidden = !cards.length;
     if (!$("items").firstChild) $("items").append(el("p", { class: "empty", text: "This server has no tools, resources or prompts." }));
+    filter();
+    openHash();
+  }
+  // The filter: every word typed must be in the item's name, title, description (or URI).
+  function filter() {
+    const words = $("filter").value.toLowerCase().split(/\s+/).filter(Boolean);
+    let shown = 0;
+    for (const c of cards) {
+      const hit = words.every((w) => c.find.includes(w));
+      c.section.hidden = !hit;
+      if (c.link) c.link.hidden = !hit;
+      shown += hit;
+    }
+    for (const group of $("items").querySelectorAll(".group")) group.hidden = !group.querySelector(".card:not([hidden])");
+    for (const heading of document.querySelectorAll("nav .nav-group")) {
+      const links = heading.nextElementSibling;
+      heading.hidden = links && !links.querySelector("li:not([hidden])");
+    }
+    const query = $("filter").value.trim();
+    $("filter-status").textContent = !query ? "" : shown ? `${shown} of ${cards.length} shown` : `Nothing matches “${query}”.`;
+  }
+  // A link to a card (#tool-name, from the contents or from elsewhere) opens it.
+  function openCard(id) {
+    const target = id && document.getElementById(id);
+    if (!target || !target.matches("section.card")) return false;
+    if (target.hidden) {
+      $("filter").value = "";
+      filter();
+    }
+    setOpen(target, true);
+    return true;
+  }
+  function openHash() {
+    const id = attempt(() => decodeURIComponent(location.hash.slice(1)), "");
+    if (openCard(id)) document.getElementById(id).scrollIntoView({ block: "start" });
   }
   async function setEra(version) {
     S.era = version;
@@ -929,8 +1014,7 @@
       render(await listings(MODERN));
       await setEra(S.era);
     } catch (error) {
-      render({});
-      pageError(`Could not list the server's tools: ${errorText(error)}`);
+      failed(`Could not list the server's tools: ${errorText(error)}`);
     }
   }
   function controls() {
@@ -957,13 +1041,23 @@
       if (!isObj(S.config) || typeof S.config.mcpPath !== "string") throw new Error("not a page configuration");
     } catch (error) {
       $("server-name").textContent = "Tools page";
-      return pageError(`Could not load ${BASE}/config.json: ${error.message}`);
+      return failed(`Could not load ${BASE}/config.json: ${error.message}`);
     }
     controls();
     window.addEventListener("pagehide", closeSessions);
     if (!S.config.auth) return load();
     $("server-name").textContent = "MCP server";
-    $("items").append(el("p", { class: "empty", text: "This server needs a bearer token: enter it under “Bearer token”." }));
+    loaded();
+    $("items").replaceChildren(el("p", { class: "empty", text: "This server needs a bearer token: enter it under “Bearer token”." }));
   }
-  boot().catch((error) => pageError(`The page failed: ${error && error.message}`));
+  on($("filter"), "input", filter);
+  on($("expand-all"), "click", () => cards.forEach((c) => !c.section.hidden && setOpen(c.section, true)));
+  on($("collapse-all"), "click", () => cards.forEach((c) => setOpen(c.section, false)));
+  on(window, "hashchange", openHash);
+  // A click on a link to the card already in the address bar changes no hash: open it all the same.
+  on(document.querySelector("nav[aria-label=Contents]"), "click", (event) => {
+    const link = event.target.closest && event.target.closest("a[href^='#']");
+    if (link) openCard(attempt(() => decodeURIComponent(link.getAttribute("href").slice(1)), ""));
+  });
+  boot().catch((error) => failed(`The page failed: ${error && error.message}`));
 })();
