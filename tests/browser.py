@@ -281,8 +281,19 @@ def open_page(driver: WebDriver, url: str) -> None:
     eventually(driver, listed, what="the page lists its tools")
 
 
+def opened(driver: WebDriver, selector: str) -> WebElement:
+    """The one card at ``selector``, expanded by a click on its title (the page shows cards collapsed)."""
+    card = one(driver, selector)
+    toggle = one(card, ".card-head button.toggle")
+    if toggle.get_attribute("aria-expanded") != "true":
+        toggle.click()
+    wait_until(driver, lambda: one(card, ".card-body").is_displayed(), what=f"{selector} expanded")
+    return card
+
+
 def tool_card(driver: WebDriver, name: str) -> WebElement:
-    return one(driver, f"section.tool[data-tool={css_string(name)}]")
+    """The tool's card, expanded."""
+    return opened(driver, f"section.tool[data-tool={css_string(name)}]")
 
 
 def control(scope: WebElement, pointer: str) -> WebElement:

@@ -2,7 +2,7 @@
 
 No mocks: the page talks to the server's MCP endpoint as any client would. One Chromium serves the
 module and one server runs per app (examples/weather.py, tests/support/page_app.py); each test
-loads the page afresh. Cards start collapsed: ``tool_card`` and ``opened`` below expand the one a
+loads the page afresh. Cards start collapsed: ``tool_card`` and ``opened`` (tests/browser.py) expand the one a
 test works in, as a user clicks its title. The rig is tests/browser.py; without Chromium, chromedriver or Selenium
 (``scripts/browser --install-only``) the tests skip, or fail under ``TOOLKIT_TESTS_STRICT=1``.
 """
@@ -72,21 +72,6 @@ def driver(browser: Any) -> Any:
     return browser
 
 
-def opened(driver: Any, selector: str) -> Any:
-    """The one card at ``selector``, expanded by a click on its title (the page shows cards collapsed)."""
-    card = one(driver, selector)
-    toggle = one(card, ".card-head button.toggle")
-    if toggle.get_attribute("aria-expanded") != "true":
-        toggle.click()
-    wait_until(driver, lambda: one(card, ".card-body").is_displayed(), what=f"{selector} expanded")
-    return card
-
-
-def tool_card(driver: Any, name: str) -> Any:
-    """The tool's card, expanded."""
-    return opened(driver, f"section.tool[data-tool={browser.css_string(name)}]")
-
-
 def listed_tools(app: Path) -> list[dict[str, Any]]:
     """The tools as a 2026-07-28 client's tools/list gives them (``toolkit tools APP``)."""
     completed = subprocess.run(
@@ -98,7 +83,7 @@ def listed_tools(app: Path) -> list[dict[str, Any]]:
 
 def call_forecast(driver: Any, weather: PageServer, hours: int) -> Any:
     open_page(driver, weather.url)
-    card = tool_card(driver, "get_weather_forecast")
+    card = browser.tool_card(driver, "get_weather_forecast")
     fill(card, "/city", "Seattle")
     fill(card, "/hours", hours)
     call(driver, card)
@@ -121,7 +106,7 @@ def test_page_lists_every_tool_of_the_server(driver: Any, weather: PageServer, t
     assert sorted(names) == sorted(tool["name"] for tool in tools), names
     assert len(names) == len(set(names))
     for tool in tools:
-        card = tool_card(driver, tool["name"])
+        card = browser.tool_card(driver, tool["name"])
         assert text_of(one(card, ".description")).strip() == tool["description"]
         assert one(card, "form.call-form").get_attribute("data-tool") == tool["name"]
     assert "Protocol version" in text_of(one(driver, "#era legend"))
@@ -175,7 +160,7 @@ def test_era_switch_shows_what_each_version_receives(driver: Any, weather: PageS
 
 def test_nested_union_and_root_union_arguments(driver: Any, weather: PageServer, tmp_path: Path) -> None:
     open_page(driver, weather.url)
-    card = tool_card(driver, "convert_temperature")
+    card = browser.tool_card(driver, "convert_temperature")
     pick_branch(card, "/value", "fahrenheit")
     fill(card, "/value/fahrenheit", 212)
     assert call(driver, card) == "OK"
@@ -190,7 +175,7 @@ def test_nested_union_and_root_union_arguments(driver: Any, weather: PageServer,
     set_era(driver, "2026-07-28")
     assert_png(screenshot(card, tmp_path / "union.png"))
 
-    card = tool_card(driver, "find_user")
+    card = browser.tool_card(driver, "find_user")
     pick_branch(card, "", "name")
     fill(card, "/name", "Alice")
     assert call(driver, card) == "OK"
@@ -248,7 +233,7 @@ def no_foreign_scripts(driver: Any, server: PageServer) -> None:
 
 def test_server_text_is_shown_as_text_never_run(driver: Any, hostile: PageServer) -> None:
     open_page(driver, hostile.url)
-    card = tool_card(driver, "hostile_markup")
+    card = browser.tool_card(driver, "hostile_markup")
     description = one(card, ".description")
     assert text_of(description).strip() == page_app.HOSTILE_DESCRIPTION
     assert "<script>" in description.text
@@ -270,7 +255,7 @@ def test_server_text_is_shown_as_text_never_run(driver: Any, hostile: PageServer
 
 def test_image_and_links_in_a_result(driver: Any, hostile: PageServer) -> None:
     open_page(driver, hostile.url)
-    card = tool_card(driver, "media")
+    card = browser.tool_card(driver, "media")
     assert call(driver, card) == "OK"
     image = eventually(driver, lambda: one(card, "img.block-image"), what="the image block")
     assert (image.get_attribute("src") or "").startswith("data:image/png;base64,")
@@ -286,7 +271,7 @@ def test_image_and_links_in_a_result(driver: Any, hostile: PageServer) -> None:
 
 def test_nested_objects_and_arrays_of_objects_round_trip(driver: Any, hostile: PageServer, tmp_path: Path) -> None:
     open_page(driver, hostile.url)
-    card = tool_card(driver, "plan_trip")
+    card = browser.tool_card(driver, "plan_trip")
     fill(card, "/traveller/name", "Ada Lovelace")
     fill(card, "/traveller/email", "ada@example.com")
     fill(card, "/traveller/age", 36)
@@ -326,18 +311,18 @@ def test_nested_objects_and_arrays_of_objects_round_trip(driver: Any, hostile: P
 def test_resources_templates_and_prompts(driver: Any, hostile: PageServer) -> None:
     open_page(driver, hostile.url)
 
-    resource = opened(driver, f'section.resource[data-uri="{page_app.RESOURCE_URI}"]')
+    resource = browser.opened(driver, f'section.resource[data-uri="{page_app.RESOURCE_URI}"]')
     one(resource, "button.read").click()
     shows(driver, resource, ".resource-contents pre", page_app.RESOURCE_TEXT)
     assert every(resource, ".resource-contents b") == []
 
-    template = opened(driver, f'section.template[data-uri-template="{page_app.TEMPLATE}"]')
+    template = browser.opened(driver, f'section.template[data-uri-template="{page_app.TEMPLATE}"]')
     fill(template, "note_id", "hello world")
     one(template, "button.read").click()
     # RFC 6570 simple expansion percent-encodes the space; the server decodes it once (hello world).
     shows(driver, template, ".resource-contents pre", "Note hello world")
 
-    prompt = opened(driver, 'section.prompt[data-prompt="greet"]')
+    prompt = browser.opened(driver, 'section.prompt[data-prompt="greet"]')
     fill(prompt, "name", "Ada")
     one(prompt, "button.get").click()
     message = eventually(driver, lambda: one(prompt, ".prompt-messages .message"), what="the prompt's message")
@@ -356,7 +341,7 @@ def no_pwn(driver: Any) -> None:
 def test_markup_anywhere_stays_text_and_argument_names_cannot_break_the_page(driver: Any, hostile: PageServer) -> None:
     open_page(driver, hostile.url)
     assert page_app.MARK in text_of(one(driver, "#instructions"))
-    card = tool_card(driver, "hostile_everywhere")  # the page rendered: clobber's argument names broke nothing
+    card = browser.tool_card(driver, "hostile_everywhere")  # the page rendered: clobber's argument names broke nothing
     assert page_app.MARK in card.text
     icons = [icon.get_attribute("src") for icon in every(card, "img.icon")]
     assert icons == [page_app.RED_DOT_ICON]
@@ -375,7 +360,7 @@ def test_markup_anywhere_stays_text_and_argument_names_cannot_break_the_page(dri
     assert page_app.MARK in text_of(one(card, ".content-blocks"))
     no_pwn(driver)
 
-    prompt = opened(driver, 'section.prompt[data-prompt="clobber"]')
+    prompt = browser.opened(driver, 'section.prompt[data-prompt="clobber"]')
     fill(prompt, "addEventListener", "one")
     fill(prompt, "append", "two")
     one(prompt, "button.get").click()
@@ -552,6 +537,6 @@ def branch_labels(card: Any, path: str) -> list[str]:
 
 def test_union_branches_are_named_by_their_model(driver: Any, weather: PageServer) -> None:
     open_page(driver, weather.url)
-    assert branch_labels(tool_card(driver, "convert_temperature"), "/value") == ["Celsius", "Fahrenheit"]
-    assert branch_labels(tool_card(driver, "find_user"), "") == ["ById", "ByName"]
+    assert branch_labels(browser.tool_card(driver, "convert_temperature"), "/value") == ["Celsius", "Fahrenheit"]
+    assert branch_labels(browser.tool_card(driver, "find_user"), "") == ["ById", "ByName"]
     assert console_errors(driver) == []
