@@ -9,6 +9,8 @@ way the host would: the entry's command and args, its env added, listed or calle
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import json
 import os
 import shlex
@@ -21,6 +23,7 @@ import pytest
 from tests.support.processes import TOOLKIT
 
 from toolkit import Client
+from toolkit._cli import main
 
 APP = '''
 import os
@@ -61,7 +64,8 @@ def environment(home: Path) -> dict[str, str]:
     return env
 
 
-def install(home: Path, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def install_command(home: Path, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``toolkit install ARGS`` as a user types it: the real command, in a subprocess."""
     return subprocess.run(
         [str(TOOLKIT), "install", *args],
         cwd=project,
@@ -71,6 +75,31 @@ def install(home: Path, project: Path, *args: str) -> subprocess.CompletedProces
         timeout=60,
         check=False,
     )
+
+
+def install(home: Path, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``toolkit install ARGS`` through the CLI's entry point in this process (the same code as the command).
+
+    HOME and the working directory are pointed at the test's folders for the call and put back
+    after; what it prints and the exit status come back as the subprocess's would.
+    """
+    saved_environment, saved_cwd = dict(os.environ), os.getcwd()
+    os.environ.clear()
+    os.environ.update(environment(home))
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    try:
+        os.chdir(project)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main(["install", *args])
+            except SystemExit as exit_:
+                code = exit_.code if isinstance(exit_.code, int) else 1
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_environment)
+    return subprocess.CompletedProcess(["toolkit", "install", *args], code, out.getvalue(), err.getvalue())
 
 
 def config_of(host: str, home: Path, project: Path) -> Path:
@@ -249,3 +278,15 @@ def test_install_help_lists_the_hosts() -> None:
     helped = subprocess.run([str(TOOLKIT), "install", "--help"], capture_output=True, text=True, check=True).stdout
     for host in (*HOSTS, "mcp-json"):
         assert host in helped
+
+
+def test_install_as_a_command_writes_what_the_entry_point_writes(places: tuple[Path, Path]) -> None:
+    """The other tests call the CLI's entry point in process; this one types the command."""
+    home, project = places
+    done = install_command(home, project, "cursor", "app.py", "--env", "A=1")
+    assert done.returncode == 0, done.stderr
+    entry = json.loads(config_of("cursor", home, project).read_text())["mcpServers"]["envy"]
+    assert entry["args"] == ["-m", "toolkit", "run", str(project / "app.py")]
+    assert entry["env"] == {"A": "1"}
+    refused = install_command(home, project, "cursor", "app.py")
+    assert refused.returncode == 2 and "already has a server named 'envy'" in refused.stderr

@@ -6,6 +6,8 @@ process over Streamable HTTP, or a child process over stdio started by the comma
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -16,12 +18,15 @@ from tests.support.apps import WEATHER
 from tests.support.issuer import serve_issuer
 from tests.support.processes import TOOLKIT, free_port, http_server
 
+from toolkit._cli import main
+
 pytestmark = pytest.mark.timeout(120)
 
 STDIO_TARGET = f"{sys.executable} -m toolkit run {WEATHER}"
 
 
-def toolkit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def toolkit_command(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``toolkit ARGS`` as a user types it: the real command, in a subprocess."""
     return subprocess.run(
         [str(TOOLKIT), *args],
         check=False,
@@ -31,6 +36,41 @@ def toolkit(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
         stdin=subprocess.DEVNULL,
         env=env,
     )
+
+
+def toolkit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``toolkit ARGS`` through the CLI's entry point in this process (the same code as the command).
+
+    ``env`` replaces the environment for the call and is put back after; what it prints and the
+    exit status come back as the subprocess's would.
+    """
+    saved = dict(os.environ)
+    if env is not None:
+        os.environ.clear()
+        os.environ.update(env)
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main(list(args))
+            except SystemExit as exit_:
+                code = exit_.code if isinstance(exit_.code, int) else 1
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return subprocess.CompletedProcess(["toolkit", *args], code, out.getvalue(), err.getvalue())
+
+
+def test_the_command_lists_and_calls_a_remote_server() -> None:
+    """The other tests call the CLI's entry point in process; this one types the command."""
+    done = toolkit_command("tools", STDIO_TARGET)
+    assert done.returncode == 0, done.stderr
+    assert "get_temperatures" in {tool["name"] for tool in json.loads(done.stdout)}
+    with http_server(WEATHER, timeout=60) as server:
+        called = toolkit_command("call", server.url, "get_temperatures", "city=Paris")
+    assert called.returncode == 0, called.stderr
+    assert json.loads(called.stdout)["structuredContent"] == [61, 63, 66, 70, 72, 71]
 
 
 def test_tools_of_a_command_lists_over_stdio_in_the_newest_era() -> None:
