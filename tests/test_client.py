@@ -375,3 +375,20 @@ def test_only_a_declared_wrapper_is_unwrapped(schema: Any, wrapped: bool) -> Non
     # 2026-07-28: only the explicit declarations (fastmcp's mark, the SDK's <tool>Output title).
     explicit = isinstance(schema, dict) and ("x-fastmcp-wrap-result" in schema or schema.get("title") == "countOutput")
     assert declares_wrapper("count", schema, modern=True) is (wrapped and explicit)
+
+
+async def test_an_async_callback_runs_to_its_end() -> None:
+    seen: list[str] = []
+
+    async def on_log(params: dict[str, Any]) -> None:
+        await asyncio.sleep(0)
+        seen.append(params["data"])
+
+    async with Client(make_server(), on_log=on_log) as client:
+        await client.set_logging_level("info")
+        await client.call_tool("chatter")
+        for _ in range(100):  # the callbacks run in tasks of their own: give them their turns
+            if len(seen) == 2:
+                break
+            await asyncio.sleep(0)
+    assert seen == ["one", "two"]

@@ -91,6 +91,7 @@ class Client:
         self._stack: contextlib.AsyncExitStack | None = None
         self._views: dict[str, ToolView] | None = None
         self._legacy_listeners: list[Subscription] = []
+        self._running_callbacks: set[Any] = set()
 
     def __repr__(self) -> str:
         return (
@@ -195,6 +196,8 @@ class Client:
             import asyncio  # noqa: PLC0415
 
             task = asyncio.ensure_future(outcome)
+            self._running_callbacks.add(task)  # held: the loop keeps only a weak reference to a task
+            task.add_done_callback(self._running_callbacks.discard)
             task.add_done_callback(_log_failure)
 
     # --- tools ------------------------------------------------------------------------------------
