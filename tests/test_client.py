@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 import toolkit
 from toolkit import Context, Server
-from toolkit._client.results import declares_wrapper
+from toolkit._compat.schemas import declares_wrapper
 from toolkit._components import CallContext, ToolBase
 from toolkit._content import CallOutcome
 from toolkit.client import CallToolResult, Client, OutputMismatch, ToolCallFailed

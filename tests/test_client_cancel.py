@@ -22,7 +22,7 @@ from toolkit.client import Client
 pytestmark = pytest.mark.timeout(180)
 
 APP = REPO / "tests" / "support" / "client_cancel_app.py"
-PATIENT = 15.0
+PATIENT = 60.0
 """How long a mark may take to appear: far longer than it takes, so a missing one fails the test."""
 
 

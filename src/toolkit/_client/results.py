@@ -4,7 +4,7 @@ A server speaks its version's shape (SEP-2106): 2026-07-28 sends any JSON value 
 ``structuredContent``; 2025-06-18 and 2025-11-25 allow only objects there, so a server with a
 non-object result wraps it as ``{"result": value}`` and says so in the tool's ``outputSchema``;
 2024-11-05 and 2025-03-26 have no structured content at all (the value is only text). The
-client undoes the wrapping where the server declared it, and nowhere else:
+client undoes the wrapping where the server declared it (``_compat.schemas.declares_wrapper``), and nowhere else:
 
 - toolkit's own wrapper (``_compat.schemas.is_wrapper_schema``: one required ``result`` holding
   a non-object);
@@ -23,12 +23,10 @@ The value is checked against the tool's ``outputSchema`` as the server advertise
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any
 
-from .._compat.schemas import RESULT_KEY, is_wrapper_schema
+from .._compat.schemas import RESULT_KEY, declares_wrapper
 from .._errors import ToolError, ToolkitError
-
-FASTMCP_WRAP_MARK: Final = "x-fastmcp-wrap-result"
 
 
 class OutputMismatch(ToolkitError):
@@ -81,28 +79,6 @@ class CallToolResult:
         return f"CallToolResult({self.name!r}, data={self.data!r}{flag})"
 
 
-def declares_wrapper(tool_name: str, schema: Any, *, modern: bool = False) -> bool:
-    """Whether ``schema`` (an advertised ``outputSchema``) says the value travels as ``{"result": value}``.
-
-    ``modern``: the server speaks 2026-07-28, where any value may travel as it is. Some servers
-    (``mcp`` 2.x, fastmcp) wrap there too and say so; only their explicit declarations count,
-    not the bare shape, which a natural ``{"result": 5}`` object has as well.
-    """
-    if not isinstance(schema, dict):
-        return False
-    if schema.get(FASTMCP_WRAP_MARK) is True:
-        return True
-    if not modern and is_wrapper_schema(schema):
-        return True
-    properties = schema.get("properties")
-    return (
-        schema.get("title") == f"{tool_name}Output"
-        and schema.get("required") == [RESULT_KEY]
-        and isinstance(properties, dict)
-        and list(properties) == [RESULT_KEY]
-    )
-
-
 class ToolView:
     """What the client keeps of one listed tool to read its results: the output check and the unwrapping.
 
@@ -136,8 +112,8 @@ class ToolView:
                 "(server/tools, Output Schema: a server MUST provide structured results that conform)"
             )
         validator = self._validator
-        if validator is None:
-            return
+        if validator is None or validator.is_valid(raw["structuredContent"]):
+            return  # the per-call path: one Rust call for a result that fits
         errors = list(validator.iter_errors(raw["structuredContent"]))
         if errors:
             first = errors[0]

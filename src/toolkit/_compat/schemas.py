@@ -111,3 +111,29 @@ def is_wrapper_schema(schema: Any) -> bool:
     inner = properties[RESULT_KEY]
     defs = schema.get("$defs")
     return isinstance(inner, dict) and not unions.is_object_schema(inner, defs if isinstance(defs, dict) else {})
+
+
+FASTMCP_WRAP_MARK: Final = "x-fastmcp-wrap-result"
+"""fastmcp's mark on an output schema whose value travels as ``{"result": value}``."""
+
+
+def declares_wrapper(tool_name: str, schema: Any, *, modern: bool = False) -> bool:
+    """Whether ``schema`` (an advertised ``outputSchema``) says the value travels as ``{"result": value}``.
+
+    ``modern``: the server speaks 2026-07-28, where any value may travel as it is. Some servers
+    (``mcp`` 2.x, fastmcp) wrap there too and say so; only their explicit declarations count,
+    not the bare shape, which a natural ``{"result": 5}`` object has as well.
+    """
+    if not isinstance(schema, dict):
+        return False
+    if schema.get(FASTMCP_WRAP_MARK) is True:
+        return True
+    if not modern and is_wrapper_schema(schema):
+        return True
+    properties = schema.get("properties")
+    return (
+        schema.get("title") == f"{tool_name}Output"
+        and schema.get("required") == [RESULT_KEY]
+        and isinstance(properties, dict)
+        and list(properties) == [RESULT_KEY]
+    )
