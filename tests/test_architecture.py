@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "_prompts",
             "_completions",
             "_routes",
+            "_transform",
         ),
     ),
     ("registry", ("_registry",)),
@@ -45,6 +46,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("auth", ("_auth",)),
     ("transports", ("_transports",)),
     ("client", ("_client",)),
+    ("sources", ("_sources",)),
     (
         "engine",
         (
@@ -61,7 +63,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "_engine",
         ),
     ),
-    ("facade", ("_server",)),
+    ("facade", ("_server", "_server_shaping", "_compose")),
     (
         "entry",
         (
@@ -88,6 +90,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
 TRANSPORTS_MAY_IMPORT = {"foundation", "store", "auth", "transports"}
 CLIENT_MAY_IMPORT = {"foundation", "schema", "compat", "client"}  # and the shared OAuth helpers (_is_shared_oauth)
+SOURCES_MAY_NOT_IMPORT = {"transports", "auth", "store"}  # a source reaches a server through the client or a runner
+ENGINE_MAY_NOT_IMPORT = {"sources", "client"}  # wall 2: the engine reads a registry that already holds them
 MAX_TRANSPORT_FUNCTION_LINES = 60
 
 
@@ -158,6 +162,10 @@ def test_imports_point_down(name: str) -> None:
             upward.append(f"{target} ({target_layer}: a transport gets an engine and callables instead)")
         elif layer == "client" and target_layer not in CLIENT_MAY_IMPORT and not _is_shared_oauth(target):
             upward.append(f"{target} ({target_layer}: the client reaches a server only through a transport)")
+        elif layer == "sources" and target_layer in SOURCES_MAY_NOT_IMPORT:
+            upward.append(f"{target} ({target_layer}: a source reaches its server through the client or a runner)")
+        elif layer == "engine" and target_layer in ENGINE_MAY_NOT_IMPORT:
+            upward.append(f"{target} ({target_layer}: the engine calls components through their base class)")
     assert not upward, f"toolkit.{name} ({layer}) imports upward: {upward}"
 
 
