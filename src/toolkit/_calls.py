@@ -9,13 +9,14 @@ there are any, and shapes the outcome for the caller's version through ``_compat
 
 from __future__ import annotations
 
+import copy
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from . import _compat
 from ._completions import choices, completion_result
-from ._components import ResourceBase, ToolBase
+from ._components import CallContext, PromptBase, ResourceBase, ToolBase
 from ._content import CallOutcome
 from ._context import Context, Services
 from ._errors import (
@@ -31,9 +32,12 @@ from ._errors import (
 from ._extensions.base import Extension
 from ._inbound import InboundRequest
 from ._jsonrpc import TooDeep, json_type
-from ._middleware.base import Pipeline, call_tool
+from ._middleware.base import VIEW, Pipeline, call_tool
 from ._registry import Registry
 from ._settings import Settings
+
+if TYPE_CHECKING:
+    from ._uritemplate import Value
 
 logger = logging.getLogger("toolkit")
 
@@ -218,8 +222,59 @@ class Calls:
         completer = registry.completers.get((kind, target, argument))
         if completer is not None:
             return await completer.values(value, arguments, context)
+        ask = getattr(prompt if kind == "ref/prompt" else template, "complete", None)
+        if ask is not None:  # a mounted or proxied prompt or template: its own server completes it
+            given = await ask(argument, value, arguments, context)
+            if given is not None:
+                return list(given)
         options = choices(params.get(argument))
         return [option for option in options or [] if option.startswith(value)]
+
+    # --- as a mounted server's engine (the ``_sources.mounted.Runner``) ------------------------------
+
+    async def run_tool(self, tool: ToolBase, arguments: dict[str, Any], outer: CallContext) -> CallOutcome:
+        """Run this server's ``tool`` for a parent's call: this server's ``on_call_tool`` middleware,
+        ``ctx.server`` and ``ctx.lifespan``; the parent's request (its stream, answers, task, trace)."""
+        inbound = _nested(outer, {"name": tool.name, "arguments": arguments})
+        context = Context(inbound, self.services)
+
+        async def run(given: dict[str, Any]) -> CallOutcome:
+            try:
+                if given is not arguments and tool.validate_arguments:  # a middleware replaced the checked ones
+                    problem = tool.invalid_arguments(given)
+                    if problem is not None:
+                        return CallOutcome.error(f"Invalid arguments for tool {tool.name!r}: {problem}")
+                return await tool.call(given, context)
+            except ToolError as exc:
+                return CallOutcome.error(str(exc))
+
+        chain = self.pipeline.call_tool if self.pipeline is not None else None
+        if chain is None:
+            return await run(arguments)
+        return await call_tool(chain, inbound, tool, run)
+
+    async def run_read(
+        self, resource: ResourceBase, uri: str, variables: Mapping[str, Value], outer: CallContext
+    ) -> list[dict[str, Any]]:
+        """Read this server's ``resource`` for a parent's ``resources/read`` (this server's ``ctx``)."""
+        inbound = _nested(outer, {"uri": uri})
+        return await resource.read(uri, variables, Context(inbound, self.services))
+
+    async def run_render(self, prompt: PromptBase, arguments: dict[str, Any], outer: CallContext) -> dict[str, Any]:
+        """Render this server's ``prompt`` for a parent's ``prompts/get`` (this server's ``ctx``)."""
+        inbound = _nested(outer, {"name": prompt.name, "arguments": arguments})
+        return await prompt.render(arguments, Context(inbound, self.services))
+
+    async def run_complete(
+        self, ref_type: str, target: str, argument: str, value: str, arguments: dict[str, str], outer: CallContext
+    ) -> list[str] | None:
+        """This server's completer for one argument, or ``None`` if it has none."""
+        completer = self.registry.completers.get((ref_type, target, argument))
+        if completer is None:
+            return None
+        ref = {"type": ref_type, "name" if ref_type == "ref/prompt" else "uri": target}
+        inbound = _nested(outer, {"ref": ref, "argument": {"name": argument, "value": value}})
+        return await completer.values(value, arguments, Context(inbound, self.services))
 
     # --- multi round-trip input -------------------------------------------------------------------
 
@@ -263,6 +318,21 @@ async def _run_tool(
         return await tool.call(arguments, context)
     except ToolError as exc:  # raised outside the tool body (a missing legacy capability)
         return CallOutcome.error(str(exc))
+
+
+def _nested(outer: CallContext, params: dict[str, Any]) -> InboundRequest:
+    """The parent's inbound request as a mounted server sees it: its own names in ``params``.
+
+    The stream, the answers of earlier rounds, the questions still pending and the task are the
+    parent's (shared, so a question the child asks ends the parent's round); the middleware's
+    view of the request is the child's own.
+    """
+    parent: InboundRequest = outer._inbound  # type: ignore[attr-defined]  # a Context: the engine made it
+    inbound = copy.copy(parent)
+    inbound.params = {**parent.params, **params}
+    if VIEW in parent.extras:
+        inbound.extras = {key: value for key, value in parent.extras.items() if key != VIEW}
+    return inbound
 
 
 def required_str(params: dict[str, Any], name: str) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, Unpack, overl
 from . import _compat
 from ._completions import Completer
 from ._components import ToolBase
+from ._compose import ComposeMixin
 from ._context import Context
 from ._engine import Engine
 from ._errors import RegistrationError, RunAtImport
@@ -30,6 +31,7 @@ from ._resources import Resource, ResourceTemplate
 from ._routes import CustomRoute, CustomRoutes
 from ._script import made_by_script, say_if_never_served
 from ._settings import Setting, Settings
+from ._sources.namespace import outer_uri
 from ._store.base import Store
 from ._store.urls import open_store
 from ._tools import Tool, ToolOptions
@@ -52,7 +54,7 @@ ToolBaseT = TypeVar("ToolBaseT", bound=ToolBase)
 Lifespan = Callable[["Server"], contextlib.AbstractAsyncContextManager[Any]]
 
 
-class Server:
+class Server(ComposeMixin):
     """An MCP server: register tools, resources and prompts with decorators, then run it.
 
     >>> server = Server("weather", version="1.0.0")
@@ -192,6 +194,10 @@ class Server:
         self.event_store = event_store
         self.store = store
         self.registry = Registry()
+        self.mounted: list[tuple[Any, Any]] = []
+        """What ``mount`` added: (the child server or client, its source), in order."""
+        self.parents: list[tuple[Server, str | None]] = []
+        """The servers this one is mounted in, with its namespace there."""
         self.engine = Engine(self.registry, self.settings, owner=self, lifespan_state=lambda: self.lifespan_state)
         self.engine.add_extension(TasksExtension())
         self._middleware: list[Middleware] = []
@@ -434,8 +440,10 @@ class Server:
         self.registry.remove_resource(uri)
 
     async def notify_resource_updated(self, uri: str) -> None:
-        """Tell clients subscribed to ``uri`` that its contents changed."""
+        """Tell clients subscribed to ``uri`` that its contents changed (those of servers it is mounted in too)."""
         await self.engine.resource_updated(uri)
+        for parent, namespace in self.parents:
+            await parent.notify_resource_updated(outer_uri(namespace, uri))
 
     # --- prompts and completions --------------------------------------------------------------
 
@@ -560,15 +568,16 @@ class Server:
         """Enter the lifespan for as long as a transport serves this server."""
         self.served = True
         self.engine.bind_loop(asyncio.get_running_loop())
-        if self.lifespan is None:
+        if self.lifespan is None and not self.mounted:
             yield self
             return
-        async with self.lifespan(self) as state:
-            self.lifespan_state = state
-            try:
-                yield self
-            finally:
-                self.lifespan_state = None
+        async with contextlib.AsyncExitStack() as stack:
+            for child, _ in self.mounted:  # mounted servers start first and stop last
+                await stack.enter_async_context(child.running())
+            if self.lifespan is not None:
+                self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
+                stack.callback(setattr, self, "lifespan_state", None)
+            yield self
 
     @contextlib.asynccontextmanager
     async def in_memory(self) -> AsyncIterator[MemoryTransport]:
