@@ -8,7 +8,8 @@ parent's registry, which refuses a name two sources offer, naming both.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ._errors import RegistrationError
@@ -18,6 +19,8 @@ from ._sources.namespace import checked_namespace
 
 if TYPE_CHECKING:
     from ._server import Server
+    from ._sources.proxy import ProxySource
+    from ._sources.upstream import Sessions
 
 
 def selection(
@@ -84,11 +87,79 @@ def mount_server(
 
 
 def _descendants(server: Server) -> list[Server]:
+    from ._server import Server  # noqa: PLC0415 - the facade, for the isinstance only
+
     found: list[Server] = []
     for child, _ in server.mounted:
-        found.append(child)
-        found.extend(_descendants(child))
+        if isinstance(child, Server):
+            found.append(child)
+            found.extend(_descendants(child))
     return found
+
+
+def mount_client(
+    parent: Server,
+    client: Any,
+    *,
+    namespace: str | None,
+    include: Iterable[str] | None = None,
+    exclude: Iterable[str] | None = None,
+    unwrap_results: bool = False,
+    sessions: Sessions = "auto",
+    forward_token: bool = False,
+) -> ProxySource:
+    """Offer the components of the server ``client`` connects to through ``parent``, under ``namespace``."""
+    from ._client.targets import describe  # noqa: PLC0415 - the client wing: only for a proxy
+    from ._sources.proxy import ProxySource  # noqa: PLC0415
+
+    if namespace is not None:
+        checked_namespace(namespace)
+    label = f"proxied server {describe(client.target)!r}" + (f" (namespace {namespace!r})" if namespace else "")
+    source = ProxySource(
+        client,
+        namespace=namespace,
+        label=label,
+        unwrap_results=unwrap_results,
+        sessions=sessions,
+        forward_token=forward_token,
+        select=selection(include, exclude, f"mount({describe(client.target)!r})"),
+        on_resource_updated=parent.notify_resource_updated,
+    )
+    parent.registry.add_source(source)
+    parent.mounted.append((client, source))
+    return source
+
+
+@contextlib.asynccontextmanager
+async def children_running(server: Server) -> AsyncIterator[None]:
+    """Mounted servers' lifespans and proxied servers' connections, for as long as ``server`` runs.
+
+    Started in mount order, stopped in reverse. A proxied server's names are known once it is
+    connected: one that another source offers fails the start here, naming both.
+    """
+    from ._server import Server  # noqa: PLC0415 - the facade, for the isinstance only
+
+    async with contextlib.AsyncExitStack() as stack:
+        for child, source in server.mounted:
+            if isinstance(child, Server):
+                await stack.enter_async_context(child.running())
+                continue
+            stack.push_async_callback(source.stop)
+            await source.start()
+            _refuse_clashes(server, source)
+        yield
+
+
+def _refuse_clashes(server: Server, source: Any) -> None:
+    others = [server.registry.local, *(other for _, other in server.mounted if other is not source)]
+    for kind in ("tools", "resources", "templates", "prompts"):
+        for key in source.items(kind):
+            owner = next((other for other in others if key in other.items(kind)), None)
+            if owner is not None:
+                raise RegistrationError(
+                    f"{source.label} offers the {kind[:-1]} {key!r}, which {owner.label} already offers; "
+                    "mount it under a namespace (namespace=...), or leave it out (exclude=[...])"
+                )
 
 
 class ComposeMixin:
@@ -104,6 +175,7 @@ class ComposeMixin:
         *,
         include: Iterable[str] | None = None,
         exclude: Iterable[str] | None = None,
+        **proxy_options: Any,
     ) -> None:
         """Offer ``child``'s tools, resources, templates and prompts through this server.
 
@@ -115,12 +187,59 @@ class ComposeMixin:
         appears here, and connected clients are told the list changed. ``include``/``exclude``
         keep or leave out the child's components by their own names (or URIs). A name this
         server already offers is refused, naming both.
+
+        ``child`` may also be a ``toolkit.Client`` (not entered): the remote server it connects
+        to is proxied, connected when this server starts; ``proxy_options`` are
+        ``Server.proxy``'s ``unwrap_results``, ``sessions`` and ``forward_token``.
         """
+        from ._client.client import Client  # noqa: PLC0415 - the client wing: only for a proxy
         from ._server import Server  # noqa: PLC0415 - the facade, for the isinstance only
 
         if isinstance(child, Server):
+            if proxy_options:
+                raise TypeError(f"mount({child.name!r}): {sorted(proxy_options)} are options of a proxied server")
             mount_server(self, child, namespace=namespace, include=include, exclude=exclude)  # type: ignore[arg-type]
             return
+        if isinstance(child, Client):
+            mount_client(self, child, namespace=namespace, include=include, exclude=exclude, **proxy_options)  # type: ignore[arg-type]
+            return
         raise TypeError(
-            f"mount() takes a toolkit.Server (or a toolkit.Client for a remote server), not {type(child).__name__}"
+            f"mount() takes a toolkit.Server, or a toolkit.Client for a remote server "
+            f"(toolkit.Client('http://...') or toolkit.Client(['python', 'server.py'])), not {type(child).__name__}"
         )
+
+    @classmethod
+    def proxy(
+        cls,
+        target: Any,
+        *,
+        name: str | None = None,
+        unwrap_results: bool = False,
+        sessions: Sessions = "auto",
+        forward_token: bool = False,
+        **options: Any,
+    ) -> Server:
+        """A server that serves what the MCP server at ``target`` offers, in every era, over any transport.
+
+        ``target``: a URL (Streamable HTTP), a command (stdio), or a ``toolkit.Client`` (its
+        ``headers=``/``auth=`` are the upstream's credentials). ``name``: this server's name
+        (default ``"proxy"``); ``options``: the ``Server`` constructor's (auth, middleware, ...).
+        ``unwrap_results``: an upstream's declared ``{"result": x}`` wrapper (fastmcp, the ``mcp``
+        SDK) is undone, so 2026-07-28 callers get ``x`` and its natural schema. ``sessions``:
+        ``"auto"`` (a legacy upstream gets a session per legacy downstream session; a modern one
+        is shared), ``"shared"`` or ``"per_session"``. ``forward_token``: send each caller's own
+        bearer token upstream (off: a caller's token never leaves this server).
+        """
+        from ._client.client import Client  # noqa: PLC0415 - the client wing: only for a proxy
+
+        server = cls(name or "proxy", **options)  # type: ignore[call-arg]
+        client = target if isinstance(target, Client) else Client(target)
+        mount_client(
+            server,  # type: ignore[arg-type]
+            client,
+            namespace=None,
+            unwrap_results=unwrap_results,
+            sessions=sessions,
+            forward_token=forward_token,
+        )
+        return server  # type: ignore[return-value]

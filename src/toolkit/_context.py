@@ -17,7 +17,7 @@ input schema). The same code works in both protocol eras:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar, overload
 
 import pydantic
 from pydantic import BaseModel
@@ -35,6 +35,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+
+RELAY_KEY: Final = "toolkit/relay"
+"""Where ``Context.end_round`` keeps what a relaying server needs on the next round."""
+
+_QUESTIONS: Final = {"elicitation": "elicitation/create", "sampling": "sampling/createMessage", "roots": "roots/list"}
 
 _NOT_GIVEN: Any = object()
 """``ctx.elicit(response_type=...)`` left out (``None`` is a schema there: no data)."""
@@ -268,6 +273,53 @@ class Context:
         except ClientRequestError as exc:
             raise ToolError(f"{method} failed: {exc}") from None
 
+    # --- relaying another server's questions (what a proxy does) ------------------------------
+
+    async def ask(self, method: str, params: dict[str, Any], *, key: str | None = None) -> Any:
+        """Ask the client ``method`` (``elicitation/create``, ``sampling/createMessage``, ``roots/list``)
+        with ``params`` as they are, and return its answer as it came.
+
+        What ``elicit``, ``sample`` and ``list_roots`` do underneath, for a server relaying questions
+        it did not write (a proxy). In the modern era, outside a task, the first call ends the round
+        (see ``asks_in_rounds``).
+        """
+        capability = next((name for name, asked in _QUESTIONS.items() if asked == method), None)
+        if capability is None:
+            raise ValueError(
+                f"ctx.ask: {method!r} is not a question a client answers; use one of {list(_QUESTIONS.values())}"
+            )
+        return await self._ask(capability, method, params, key, _is_object)
+
+    @property
+    def asks_in_rounds(self) -> bool:
+        """Whether a question ends this call's round (2026-07-28 outside a task) rather than waiting for its answer."""
+        inbound = self._inbound
+        return inbound.modern and RUNS_AS not in inbound.extras
+
+    @property
+    def round_answers(self) -> Mapping[str, Any]:
+        """The answers the client gave in earlier rounds (2026-07-28), by question key, and what ``end_round`` kept."""
+        return self._inbound.answers
+
+    @property
+    def kept(self) -> Any:
+        """What ``end_round(..., keep=...)`` kept on the round before this one (``None``: nothing)."""
+        return self._inbound.answers.get(RELAY_KEY) if self._inbound.modern else None
+
+    def end_round(self, questions: Mapping[str, dict[str, Any]], keep: dict[str, Any] | None = None) -> NoReturn:
+        """End this round asking ``questions`` (key → ``{"method", "params"}``) all at once (2026-07-28).
+
+        ``keep`` comes back as ``kept`` on the next round, sealed in toolkit's own ``requestState``
+        (a proxy keeps the upstream server's there).
+        """
+        inbound = self._inbound
+        if not inbound.modern:
+            raise ToolError("end_round: only a 2026-07-28 request answers in rounds")
+        inbound.pending_inputs.update(questions)
+        if keep is not None:
+            inbound.answers[RELAY_KEY] = keep
+        raise InputRequired(next(iter(questions), RELAY_KEY))
+
     @overload
     async def elicit(self, message: str, schema: type[T], *, key: str | None = None) -> ElicitResult[T]: ...
 
@@ -403,6 +455,10 @@ _FASTMCP_NAMES: Final = {
     "session": "ctx.session_id identifies the session; ctx.elicit, ctx.sample and ctx.list_roots ask the client",
 }
 """Names FastMCP's ``Context`` has and toolkit's does not, and what to write instead."""
+
+
+def _is_object(answer: Any) -> bool:
+    return isinstance(answer, dict)
 
 
 def _valid_elicit_answer(answer: Any) -> bool:

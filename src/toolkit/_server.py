@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, Unpack, overl
 from . import _compat
 from ._completions import Completer
 from ._components import ToolBase
-from ._compose import ComposeMixin
+from ._compose import ComposeMixin, children_running
 from ._context import Context
 from ._engine import Engine
 from ._errors import RegistrationError, RunAtImport
@@ -572,8 +572,7 @@ class Server(ComposeMixin):
             yield self
             return
         async with contextlib.AsyncExitStack() as stack:
-            for child, _ in self.mounted:  # mounted servers start first and stop last
-                await stack.enter_async_context(child.running())
+            await stack.enter_async_context(children_running(self))  # mounted servers start first, stop last
             if self.lifespan is not None:
                 self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
                 stack.callback(setattr, self, "lifespan_state", None)

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import itertools
 import logging
@@ -50,6 +51,7 @@ from .transport import Transport, TransportClosed
 __all__ = [
     "AUTO",
     "QUESTIONS",
+    "CallScope",
     "ClientSession",
     "Handler",
     "InputRounds",
@@ -64,6 +66,30 @@ Progress = Callable[[float, float | None, str | None], None]
 """Called with each progress report about a request: ``progress``, ``total`` and ``message``."""
 
 DEFAULT_CLIENT_INFO: Final = {"name": "toolkit-client", "version": "1.0"}
+
+_SENDING: contextvars.ContextVar[RequestId | None] = contextvars.ContextVar("toolkit_client_sending", default=None)
+"""The scoped request being sent: what a transport delivers from a task it starts while sending (an
+HTTP POST's stream) or within the send (the memory transport) is about that request."""
+
+
+class CallScope:
+    """Who takes what the server sends about one request of ours (a proxy forwarding a call).
+
+    ``handlers`` answer the server's questions asked during the request (legacy: over the
+    session; modern: its ``input_required`` rounds); ``on_message`` sees the notifications about
+    it first and says whether it took one (a log message); those it leaves go to the session's.
+    A message is about the request when the transport says so (an HTTP request's own stream, the
+    memory transport), or when it is the only scoped request in flight (stdio carries no
+    relation); otherwise the session's own handlers and ``on_message`` take it.
+    """
+
+    __slots__ = ("handlers", "on_message")
+
+    def __init__(
+        self, handlers: Mapping[str, Handler], on_message: Callable[[dict[str, Any]], bool] | None = None
+    ) -> None:
+        self.handlers = handlers
+        self.on_message = on_message
 
 
 def _failure(kind: str, method: str, detail: Any) -> Exception:
@@ -128,6 +154,9 @@ class ClientSession:
         self._progress: dict[str, Progress] = {}
         self._subscriptions: dict[RequestId, Callable[[dict[str, Any]], None]] = {}
         self._progress_ids = itertools.count(1)
+        self._scopes: dict[RequestId, CallScope] = {}
+        self.closed_reason: str | None = None
+        """Why the connection ended (the server exited, the stream closed, ``close()``); ``None`` while open."""
         self.tool_params: dict[str, ParamPaths] = {}
         """Each listed tool's ``x-mcp-header`` parameters (modern HTTP sends them as ``Mcp-Param-*``)."""
         if protocol_version != AUTO:
@@ -165,12 +194,14 @@ class ClientSession:
         if self._cancelling:  # the server hears of what we stopped waiting for before the connection ends
             await asyncio.gather(*self._cancelling, return_exceptions=True)
         self._requests.close("the session was closed")
+        self.closed_reason = self.closed_reason or "the session was closed"
         if self._connected:
             self._connected = False
             await self.transport.close()
 
     def _lost(self, reason: str) -> None:
         """The transport ended (the server exited, the stream closed): what still waits fails now, saying why."""
+        self.closed_reason = reason
         self._requests.close(reason)
 
     def settle(self, version: str) -> None:
@@ -229,6 +260,7 @@ class ClientSession:
         timeout: float | None = None,
         progress: Progress | None = None,
         subscription: Callable[[dict[str, Any]], None] | None = None,
+        scope: CallScope | None = None,
     ) -> dict[str, Any]:
         """Send one request; its response as it came (``result`` or ``error``, and what the transport added).
 
@@ -238,6 +270,7 @@ class ClientSession:
         A request given up on (its timeout, or the caller cancelled it) is cancelled on the server.
         ``subscription``: the request opens a subscription (``subscriptions/listen``); each
         notification carrying its id (``_meta`` ``subscriptionId``) goes to this callable.
+        ``scope``: who answers the questions and takes the notifications about this request.
         """
         given = dict(params or {})
         token: str | None = None
@@ -249,7 +282,7 @@ class ClientSession:
             for attempt in range(2):
                 sent = self._with_meta(given, meta, token)
                 headers = self._headers_for(method, sent)
-                response = await self.exchange(method, sent, seconds, headers, subscription)
+                response = await self.exchange(method, sent, seconds, headers, subscription, scope)
                 if attempt or not negotiation.agreed_again(self, response):
                     return response
             raise AssertionError("unreachable: the second attempt returns")  # pragma: no cover
@@ -303,6 +336,7 @@ class ClientSession:
         timeout: float | None,
         headers: Mapping[str, str] | None,
         subscription: Callable[[dict[str, Any]], None] | None = None,
+        scope: CallScope | None = None,
     ) -> dict[str, Any]:
         """Send a request and wait for its whole response (``timeout=None``: as long as it takes)."""
         if not self._connected:
@@ -310,9 +344,44 @@ class ClientSession:
         send: Callable[[dict[str, Any]], Awaitable[None]] = functools.partial(self.transport.send, headers=headers)
         if subscription is not None:
             send = self._subscribing(subscription, headers)
+        elif scope is not None:
+            send = self._scoped(scope, headers)
         abandoned = None if method == "initialize" else self._abandoned  # initialize is never cancelled
-        response: dict[str, Any] = await self._requests.request(method, params, send, timeout, abandoned)
+        try:
+            response: dict[str, Any] = await self._requests.request(method, params, send, timeout, abandoned)
+        finally:
+            if scope is not None:
+                for request_id in [key for key, value in self._scopes.items() if value is scope]:
+                    del self._scopes[request_id]
         return response
+
+    def _scoped(
+        self, scope: CallScope, headers: Mapping[str, str] | None
+    ) -> Callable[[dict[str, Any]], Awaitable[None]]:
+        """A ``send`` that files ``scope`` under the request's id, and marks what the transport delivers for it."""
+
+        async def send(message: dict[str, Any]) -> None:
+            request_id = message["id"]
+            self._scopes[request_id] = scope
+            sending = _SENDING.set(request_id)
+            try:
+                await self.transport.send(message, headers=headers)
+            finally:
+                _SENDING.reset(sending)
+
+        return send
+
+    def _scope_for_message(self) -> CallScope | None:
+        """The scope of the request a message just delivered is about, if it can be told."""
+        scopes = self._scopes
+        if not scopes:
+            return None
+        related = _SENDING.get()
+        if related is not None:
+            return scopes.get(related)
+        if len(scopes) == 1:
+            return next(iter(scopes.values()))
+        return None
 
     def _subscribing(
         self, subscription: Callable[[dict[str, Any]], None], headers: Mapping[str, str] | None
@@ -362,7 +431,10 @@ class ClientSession:
             if not (isinstance(message_id, str | int) and self._requests.resolve(Response(message_id, message, None))):
                 logger.debug("a response nothing waits for: %r", message)
             return
-        if self.on_message is not None:
+        scope = self._scope_for_message() if self._scopes else None
+        if scope is not None and scope.on_message is not None and "id" not in message and scope.on_message(message):
+            pass  # taken by the request it is about
+        elif self.on_message is not None:
             self.on_message(message)
         if method == "notifications/progress":
             self._progressed(message.get("params"))
@@ -380,7 +452,8 @@ class ClientSession:
             if not isinstance(request_id, str | int):
                 logger.debug("a request with an id that cannot be answered: %r", message)
                 return
-            task = asyncio.get_running_loop().create_task(self._answer_request(message))
+            handlers = scope.handlers if scope is not None else self.handlers
+            task = asyncio.get_running_loop().create_task(self._answer_request(message, handlers))
             self._answering[request_id] = task
             task.add_done_callback(lambda _: self._answering.pop(request_id, None))
         elif method == "notifications/cancelled":
@@ -409,10 +482,10 @@ class ClientSession:
         except Exception:
             logger.exception("the progress callback failed")
 
-    async def _answer_request(self, message: dict[str, Any]) -> None:
+    async def _answer_request(self, message: dict[str, Any], handlers: Mapping[str, Handler]) -> None:
         """Answer one server request (legacy era) with its handler; any failure is a JSON-RPC error."""
         method = message["method"]
-        reply = await questions.reply(self.handlers, message)
+        reply = await questions.reply(handlers, message)
         try:
             await self.transport.send(reply, headers=self._headers_for(method, {}))
         except TransportClosed:
@@ -420,9 +493,10 @@ class ClientSession:
 
     # --- the server's questions, modern era --------------------------------------------------------
 
-    async def answer(self, asked: dict[str, Any]) -> Any:
+    async def answer(self, asked: dict[str, Any], handlers: Mapping[str, Handler] | None = None) -> Any:
         """The answer to one of the server's ``inputRequests`` (``method`` and ``params``), from its handler."""
-        return await questions.answer(self.handlers, asked["method"], asked.get("params", {}))
+        chosen = self.handlers if handlers is None else handlers
+        return await questions.answer(chosen, asked["method"], asked.get("params", {}))
 
     async def follow_input(
         self,
@@ -434,14 +508,23 @@ class ClientSession:
         max_rounds: int = 10,
         timeout: float | None = None,
         progress: Progress | None = None,
+        scope: CallScope | None = None,
     ) -> dict[str, Any]:
-        """The ``result`` of ``method``, answering ``input_required`` rounds (``follow=False``: the first round)."""
+        """The ``result`` of ``method``, answering ``input_required`` rounds (``follow=False``: the first round).
+
+        ``scope``: its handlers answer the rounds' questions, and it takes the requests' notifications.
+        """
+        handlers = scope.handlers if scope is not None else None
         for _ in range(max_rounds):
-            result = await self.result(method, params, meta=meta, timeout=timeout, progress=progress)
+            response = await self.request(method, params, meta=meta, timeout=timeout, progress=progress, scope=scope)
+            if "error" in response:
+                raise_failure(response)
+                raise ClientError(response["error"])
+            result: dict[str, Any] = response["result"]
             if result.get("resultType") != "input_required" or not follow:
                 return result
             asked = result.get("inputRequests") or {}
-            responses = {key: await self.answer(question) for key, question in asked.items()}
+            responses = {key: await self.answer(question, handlers) for key, question in asked.items()}
             params = {**params, "inputResponses": responses}
             if "requestState" in result:
                 params["requestState"] = result["requestState"]

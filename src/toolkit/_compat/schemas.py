@@ -64,6 +64,34 @@ def wrap_schema(natural: dict[str, Any]) -> dict[str, Any]:
     return wrapper
 
 
+def _rewrite_out_of_result(reference: str) -> str:
+    """The inverse of :func:`_rewrite_into_result`: a pointer into the wrapper's ``result``, re-aimed at the root."""
+    inside = f"#/properties/{RESULT_KEY}"
+    if reference == inside:
+        return "#"
+    if reference.startswith(inside + "/"):
+        return "#" + reference[len(inside) :]
+    return reference
+
+
+def unwrap_schema(wrapper: dict[str, Any]) -> dict[str, Any]:
+    """The natural schema inside a ``{"result": natural}`` wrapper (toolkit's, fastmcp's or the ``mcp`` SDK's).
+
+    The inverse of :func:`wrap_schema`: ``$defs``, ``$schema`` and ``$id`` go back beside the
+    natural schema, and pointers into ``#/properties/result`` point at the root again. A wrapper
+    without a schema for ``result`` gives ``{}`` (any value).
+    """
+    properties = wrapper.get("properties")
+    inner = properties.get(RESULT_KEY) if isinstance(properties, dict) else None
+    natural: dict[str, Any] = dict(inner) if isinstance(inner, dict) else {}
+    for key in ("$schema", "$id", "$defs"):
+        if key in wrapper and key not in natural:
+            natural[key] = wrapper[key]
+    if re.search(rb'"\$(?:ref|dynamicRef)":"#/properties/result', pydantic_core.to_json(natural)):
+        natural = hints.walk_refs(natural, _rewrite_out_of_result)
+    return natural
+
+
 def legacy_properties(schema: dict[str, Any]) -> dict[str, Any]:
     """Legacy schemas require every root ``properties`` value to be an object, not a boolean."""
     properties = schema.get("properties")

@@ -12,16 +12,20 @@ the natural outcome once for the caller's era.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import logging
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._components import CallContext, PromptBase, ResourceBase, TemplateBase, ToolBase
 from .._content import CallOutcome
+from .._errors import RegistrationError
 from .._registry import KINDS, Kind
 from .namespace import inner_uri, outer_name, outer_uri
 
 if TYPE_CHECKING:
     from .._uritemplate import Value
+
+logger = logging.getLogger("toolkit")
 
 
 class Runner(Protocol):
@@ -83,9 +87,10 @@ class MountedTool(ToolBase):
 class MountedResource(ResourceBase):
     """A child's resource under its outer URI."""
 
-    def __init__(self, inner: ResourceBase, uri: str, runner: Runner) -> None:
+    def __init__(self, inner: ResourceBase, uri: str, namespace: str | None, runner: Runner) -> None:
         self.inner = inner
         self.runner = runner
+        self.namespace = namespace
         self.uri = uri
         self.name = inner.name
         self.mime_type = inner.mime_type
@@ -98,7 +103,8 @@ class MountedResource(ResourceBase):
         return {**self.inner.listing(), "uri": self.uri}
 
     async def read(self, uri: str, variables: Mapping[str, Value], context: CallContext) -> list[dict[str, Any]]:
-        return await self.runner.run_read(self.inner, self.inner.uri, variables, context)
+        contents = await self.runner.run_read(self.inner, self.inner.uri, variables, context)
+        return [_outer_contents(item, self.namespace) for item in contents]
 
 
 class MountedTemplate(TemplateBase):
@@ -139,9 +145,10 @@ class MountedTemplate(TemplateBase):
     async def complete(
         self, argument: str, value: str, arguments: dict[str, str], context: CallContext
     ) -> list[str] | None:
-        return await self.runner.run_complete(
+        given = await self.runner.run_complete(
             "ref/resource", self.inner.uri_template, argument, value, arguments, context
         )
+        return await _or_further_down(given, self.inner, argument, value, arguments, context)
 
 
 class MountedPrompt(PromptBase):
@@ -166,11 +173,32 @@ class MountedPrompt(PromptBase):
     async def complete(
         self, argument: str, value: str, arguments: dict[str, str], context: CallContext
     ) -> list[str] | None:
-        return await self.runner.run_complete("ref/prompt", self.inner.name, argument, value, arguments, context)
+        given = await self.runner.run_complete("ref/prompt", self.inner.name, argument, value, arguments, context)
+        return await _or_further_down(given, self.inner, argument, value, arguments, context)
+
+
+async def _or_further_down(
+    given: list[str] | None,
+    inner: PromptBase | TemplateBase,
+    argument: str,
+    value: str,
+    arguments: dict[str, str],
+    context: CallContext,
+) -> list[str] | None:
+    """``given`` (the child's completer's values), else those of the server behind the child's own item.
+
+    The child has no completer for a prompt or template it mounted or proxied itself (a
+    grandchild's ``a_b_remind``): the grandchild's completer is asked, as the child's engine
+    would for its own clients.
+    """
+    if given is not None:
+        return given
+    ask: Callable[..., Awaitable[list[str] | None]] | None = getattr(inner, "complete", None)
+    return None if ask is None else await ask(argument, value, arguments, context)
 
 
 def _outer_contents(item: dict[str, Any], namespace: str | None) -> dict[str, Any]:
-    """A read's item with its URI as the caller knows it (a template's read names the child's URI)."""
+    """A read's item with its URI as the caller knows it (the child's read names the child's own URI)."""
     uri = item.get("uri")
     if namespace is None or not isinstance(uri, str):
         return item
@@ -202,28 +230,44 @@ class MountedSource:
         self._made: dict[Kind, dict[int, Any]] = {}
         """Per kind, the stand-in made for each child item (by identity), kept while the child offers it."""
         self._tables: dict[Kind, dict[str, Any]] = {kind: self._build(kind) for kind in KINDS}
-        child.on_change(self._child_changed)
+        self._following = False
 
     def items(self, kind: Kind) -> Mapping[str, Any]:
         return self._tables[kind]
 
     def on_change(self, listener: Callable[[Kind], None]) -> None:
+        # The child is followed from the first listener on (the parent's registry, once it has
+        # accepted this source): a mount refused for a clash leaves no listener on the child.
+        if not self._following:
+            self._following = True
+            self.child.on_change(self._child_changed)
         self._listeners.append(listener)
 
     def _child_changed(self, kind: Kind) -> None:
-        self._tables[kind] = self._build(kind)
+        self._tables[kind] = self._build(kind, live=True)
         for listener in self._listeners:
             listener(kind)
 
-    def _build(self, kind: Kind) -> dict[str, Any]:
-        """The outer snapshot of ``kind``; a child item seen before keeps its stand-in (and its cached shapes)."""
+    def _build(self, kind: Kind, *, live: bool = False) -> dict[str, Any]:
+        """The outer snapshot of ``kind``; a child item seen before keeps its stand-in (and its cached shapes).
+
+        An item that cannot be named under the namespace (a template starting with a variable)
+        is refused at mount time; added to the child later, it is left out here and a warning
+        says why: the child's own registration stands, and its other parents still hear of it.
+        """
         before = self._made.get(kind, {})
         made_now: dict[int, Any] = {}
         table: dict[str, Any] = {}
         for item in self.child.items(kind).values():
             made = before.get(id(item))
             if made is None or made.inner is not item:
-                made = self._stand_in(kind, item)
+                try:
+                    made = self._stand_in(kind, item)
+                except RegistrationError as exc:
+                    if not live:
+                        raise
+                    logger.warning("%s leaves out a %s: %s", self.label, kind.rstrip("s"), exc)
+                    continue
             made_now[id(item)] = made
             key = made.uri_template if kind == "templates" else made.uri if kind == "resources" else made.name
             if self.select is None or self.select(kind, key, made):
@@ -239,4 +283,4 @@ class MountedSource:
             return MountedPrompt(item, outer_name(namespace, item.name), runner)
         if kind == "templates":
             return MountedTemplate(item, outer_uri(namespace, item.uri_template), namespace, runner)
-        return MountedResource(item, outer_uri(namespace, item.uri), runner)
+        return MountedResource(item, outer_uri(namespace, item.uri), namespace, runner)

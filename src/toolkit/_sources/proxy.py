@@ -1,0 +1,407 @@
+"""A remote MCP server, of any era, as a source: its lists as a snapshot, its calls relayed.
+
+The snapshot is fetched when the proxying server starts and fetched again when the upstream
+says a list changed (legacy: ``notifications/*/list_changed``; 2026-07-28: a standing
+``subscriptions/listen``) or after a reconnection. Schemas need no bridging (a legacy object
+schema is natural, a modern one is natural). Results are made natural once on the way in
+(``_compat.natural_outcome``, the inverse of ``call_result``) and shaped once on the way out by
+the engine; with ``unwrap_results``, an upstream's declared ``{"result": x}`` wrapper (fastmcp,
+the ``mcp`` SDK) is undone too, so a 2026-07-28 caller gets ``x`` and the natural schema.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from .._client.client import Client
+from .._client.session import ClientSession
+from .._client.subscriptions import FILTER_FIELDS
+from .._compat.schemas import declares_wrapper, is_wrapper_schema, unwrap_schema
+from .._compat.tools import natural_outcome
+from .._components import PromptBase, ResourceBase, TaskSupport, TemplateBase, ToolBase
+from .._content import CallOutcome
+from .._errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ClientError, McpError, SchemaError, ToolkitError
+from .._registry import KINDS, Kind
+from .._schema.headers import header_params
+from .._uritemplate import UriTemplate
+from .._versions import is_modern
+from .bridge import RelayContext, relayed, unreachable
+from .namespace import inner_uri, outer_name, outer_uri
+from .upstream import Sessions, Upstream
+
+if TYPE_CHECKING:
+    from .._uritemplate import Value
+
+logger = logging.getLogger("toolkit.proxy")
+
+_LISTS: Final[dict[Kind, tuple[str, str, str]]] = {
+    "tools": ("tools/list", "tools", "tools"),
+    "resources": ("resources/list", "resources", "resources"),
+    "templates": ("resources/templates/list", "resourceTemplates", "resources"),
+    "prompts": ("prompts/list", "prompts", "prompts"),
+}
+"""Each kind's list method, the result field holding it, and the capability that offers it."""
+
+_CHANGED: Final[dict[str, tuple[Kind, ...]]] = {
+    "notifications/tools/list_changed": ("tools",),
+    "notifications/prompts/list_changed": ("prompts",),
+    "notifications/resources/list_changed": ("resources", "templates"),
+}
+
+
+class _Remote:
+    """What the remote components share: the source that relays them."""
+
+    source: ProxySource
+
+    async def _relay(
+        self, method: str, params: dict[str, Any], context: Any, *, progress: bool = False
+    ) -> dict[str, Any]:
+        source = self.source
+        session = await source.session_for(context)
+        return await relayed(session, method, params, context, source.label, progress=progress)
+
+
+class RemoteTool(_Remote, ToolBase):
+    """An upstream tool: its listing as advertised (under the outer name), its call relayed."""
+
+    validate_arguments = False  # the upstream checks its own arguments
+
+    def __init__(self, source: ProxySource, entry: dict[str, Any], version: str) -> None:
+        self.source = source
+        self.remote_name = str(entry["name"])
+        self.name = outer_name(source.namespace, self.remote_name)
+        self._what = f"tool {self.name!r}"
+        self.title = entry.get("title") if isinstance(entry.get("title"), str) else None
+        description = entry.get("description")
+        self.description = description if isinstance(description, str) else ""
+        self.annotations = entry.get("annotations") if isinstance(entry.get("annotations"), dict) else None
+        self.meta = entry.get("_meta") if isinstance(entry.get("_meta"), dict) else None
+        self.icons = entry.get("icons") if isinstance(entry.get("icons"), list) else None
+        self.scopes = frozenset()
+        self.tags = frozenset()
+        execution = entry.get("execution")
+        declared = execution.get("taskSupport") if isinstance(execution, dict) else None
+        self.task: TaskSupport = declared if declared in ("optional", "required") else "optional"
+        """Any remote call may run as a task here (questions then go out through the task)."""
+        self.task_start = "call"
+        self.max_argument_depth = 64
+        schema = entry.get("inputSchema")
+        self.input_schema = schema if isinstance(schema, dict) else {"type": "object"}
+        self._input_validator = None  # type: ignore[assignment]
+        self.header_params = header_params(self.input_schema, self._what)
+        self.version = version
+        advertised = entry.get("outputSchema")
+        self.advertised_output = advertised if isinstance(advertised, dict) else None
+        self.unwrap = False
+        """Whether results travel as ``{"result": x}`` that this side takes off (``natural``)."""
+        natural = self.advertised_output
+        if natural is not None and not is_modern(version) and is_wrapper_schema(natural):
+            natural = unwrap_schema(natural)  # toolkit's own legacy wrapper: natural_outcome undoes it
+        elif (
+            natural is not None
+            and source.unwrap_results
+            and declares_wrapper(self.remote_name, natural, modern=is_modern(version))
+        ):
+            natural, self.unwrap = unwrap_schema(natural), True
+        self.output_schema = natural
+        self._output_validator = None
+
+    async def call(self, arguments: dict[str, Any], context: Any) -> CallOutcome:
+        params = {"name": self.remote_name, "arguments": arguments}
+        try:
+            result = await self._relay("tools/call", params, context, progress=True)
+        except (ConnectionError, TimeoutError, ToolkitError) as exc:
+            return CallOutcome.error(f"Tool {self.name!r}: {unreachable(self.source.label, exc)}")
+        try:
+            outcome = natural_outcome(result, self.version, self.advertised_output)
+        except ValueError as exc:
+            return CallOutcome.error(f"Tool {self.name!r}: {self.source.label} sent a result that is not one ({exc})")
+        if self.unwrap and isinstance(outcome.structured, dict) and list(outcome.structured) == ["result"]:
+            outcome.structured = outcome.structured["result"]
+            if outcome.content is not None and len(outcome.content) == 1:
+                outcome.content = None  # its text was the wrapper's JSON: the engine writes the value's
+        return outcome
+
+
+class RemoteResource(_Remote, ResourceBase):
+    """An upstream resource under its outer URI."""
+
+    def __init__(self, source: ProxySource, entry: dict[str, Any]) -> None:
+        self.source = source
+        self.entry = entry
+        self.remote_uri = str(entry["uri"])
+        self.uri = outer_uri(source.namespace, self.remote_uri)
+        self.name = str(entry.get("name") or self.remote_uri)
+        self.mime_type = entry.get("mimeType")
+        self.ttl_ms = None
+        self.cache_scope = None
+        self.scopes = frozenset()
+        self.tags = frozenset()
+
+    def listing(self) -> dict[str, Any]:
+        return {**self.entry, "uri": self.uri}
+
+    async def read(self, uri: str, variables: Mapping[str, Value], context: Any) -> list[dict[str, Any]]:
+        return await _read(self, self.remote_uri, context)
+
+
+class RemoteTemplate(_Remote, TemplateBase):
+    """An upstream resource template under its outer URI template; matching is done here, reading upstream."""
+
+    def __init__(self, source: ProxySource, entry: dict[str, Any]) -> None:
+        self.source = source
+        self.entry = entry
+        self.remote_template = str(entry["uriTemplate"])
+        self.uri = self.uri_template = outer_uri(source.namespace, self.remote_template)
+        self.template = UriTemplate(self.remote_template, allow_traversal=True)  # the upstream judges its values
+        self.name = str(entry.get("name") or self.remote_template)
+        self.mime_type = entry.get("mimeType")
+        self.ttl_ms = None
+        self.cache_scope = None
+        self.scopes = frozenset()
+        self.tags = frozenset()
+
+    def listing(self) -> dict[str, Any]:
+        return {**self.entry, "uriTemplate": self.uri_template}
+
+    def match(self, uri: str) -> dict[str, Value] | None:
+        inner = inner_uri(self.source.namespace, uri)
+        return None if inner is None else self.template.match(inner)
+
+    def shape(self, uri: str) -> bool:
+        return self.match(uri) is not None
+
+    async def read(self, uri: str, variables: Mapping[str, Value], context: Any) -> list[dict[str, Any]]:
+        inner = inner_uri(self.source.namespace, uri)
+        return await _read(self, inner if inner is not None else uri, context)
+
+    async def complete(self, argument: str, value: str, arguments: dict[str, str], context: Any) -> list[str] | None:
+        return await _complete(self, {"type": "ref/resource", "uri": self.remote_template}, argument, value, arguments)
+
+
+class RemotePrompt(_Remote, PromptBase):
+    """An upstream prompt under its outer name."""
+
+    def __init__(self, source: ProxySource, entry: dict[str, Any]) -> None:
+        self.source = source
+        self.entry = entry
+        self.remote_name = str(entry["name"])
+        self.name = outer_name(source.namespace, self.remote_name)
+        self.scopes = frozenset()
+        self.tags = frozenset()
+
+    def listing(self) -> dict[str, Any]:
+        return {**self.entry, "name": self.name}
+
+    async def render(self, arguments: dict[str, Any], context: Any) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": self.remote_name, "arguments": arguments}
+        try:
+            result = await self._relay("prompts/get", params, context)
+        except (ConnectionError, TimeoutError, ToolkitError) as exc:
+            raise McpError(INTERNAL_ERROR, unreachable(self.source.label, exc)) from None
+        return {key: value for key, value in result.items() if key in ("description", "messages", "_meta")}
+
+    async def complete(self, argument: str, value: str, arguments: dict[str, str], context: Any) -> list[str] | None:
+        return await _complete(self, {"type": "ref/prompt", "name": self.remote_name}, argument, value, arguments)
+
+
+async def _read(item: RemoteResource | RemoteTemplate, uri: str, context: RelayContext) -> list[dict[str, Any]]:
+    source = item.source
+    try:
+        result = await item._relay("resources/read", {"uri": uri}, context)
+    except (ConnectionError, TimeoutError, ToolkitError) as exc:
+        raise McpError(INTERNAL_ERROR, unreachable(source.label, exc), {"uri": uri}) from None
+    contents = result.get("contents")
+    if not isinstance(contents, list):
+        raise McpError(INTERNAL_ERROR, f"{source.label} sent a read result without contents", {"uri": uri})
+    return [
+        {**content, "uri": outer_uri(source.namespace, content["uri"])}
+        if isinstance(content, dict) and isinstance(content.get("uri"), str)
+        else content
+        for content in contents
+    ]
+
+
+async def _complete(
+    item: RemoteTemplate | RemotePrompt, ref: dict[str, Any], argument: str, value: str, arguments: dict[str, str]
+) -> list[str] | None:
+    source = item.source
+    session = await source.upstream.shared()
+    if (session.server_capabilities or {}).get("completions") is None:
+        return None
+    params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
+    if arguments:
+        params["context"] = {"arguments": arguments}
+    try:
+        result = await session.result("completion/complete", params)
+    except (ConnectionError, TimeoutError, ToolkitError) as exc:
+        raise McpError(INTERNAL_ERROR, unreachable(source.label, exc)) from None
+    values = (result.get("completion") or {}).get("values")
+    return [str(each) for each in values] if isinstance(values, list) else []
+
+
+class ProxySource:
+    """The components of an upstream server under ``namespace``, for the registry (a ``Source``)."""
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        namespace: str | None,
+        label: str,
+        unwrap_results: bool = False,
+        sessions: Sessions = "auto",
+        idle_timeout: float = 300.0,
+        max_sessions: int = 100,
+        forward_token: bool = False,
+        select: Callable[[Kind, str, Any], bool] | None = None,
+        on_resource_updated: Callable[[str], Awaitable[None]] | None = None,
+    ) -> None:
+        self.namespace = namespace
+        self.label = label
+        self.unwrap_results = unwrap_results
+        self.select = select
+        self.on_resource_updated = on_resource_updated
+        self.upstream = Upstream(
+            client,
+            handlers={},
+            on_message=self._notified,
+            on_connected=self._connected,
+            sessions=sessions,
+            idle_timeout=idle_timeout,
+            max_sessions=max_sessions,
+            forward_token=forward_token,
+        )
+        self._tables: dict[Kind, dict[str, Any]] = {kind: {} for kind in KINDS}
+        self._listeners: list[Callable[[Kind], None]] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._listening: asyncio.Task[Any] | None = None
+        self._starting = False
+
+    def items(self, kind: Kind) -> Mapping[str, Any]:
+        return self._tables[kind]
+
+    def on_change(self, listener: Callable[[Kind], None]) -> None:
+        self._listeners.append(listener)
+
+    # --- lifecycle --------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect and take the first snapshot (a failure here fails the proxying server's start)."""
+        self._starting = True
+        try:
+            session = await self.upstream.start()
+            await self._fetch(session, KINDS)
+        finally:
+            self._starting = False
+
+    async def stop(self) -> None:
+        tasks = [*self._tasks, *([self._listening] if self._listening is not None else [])]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._listening = None
+        await self.upstream.stop()
+
+    async def session_for(self, context: Any) -> ClientSession:
+        token = getattr(context, "access_token", None)
+        return await self.upstream.session_for(getattr(context, "session_id", None), getattr(token, "token", None))
+
+    # --- the snapshot -----------------------------------------------------------------------------
+
+    def _connected(self, session: ClientSession) -> None:
+        """A (re)connection: listen for list changes; after a reconnection, take the snapshot again."""
+        if session.modern:
+            self._listening = self._spawn(self._listen(session))
+        if not self._starting:
+            self._spawn(self._fetch(session, KINDS))
+
+    def _spawn(self, work: Awaitable[Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _listen(self, session: ClientSession) -> None:
+        """A standing ``subscriptions/listen`` for the lists' changes (2026-07-28 upstream)."""
+        wanted = dict.fromkeys(FILTER_FIELDS, True)
+        try:
+            await session.request(
+                "subscriptions/listen", {"notifications": wanted}, timeout=None, subscription=self._notified
+            )
+        except (ConnectionError, ToolkitError) as exc:
+            logger.debug("%s: the list subscription ended: %s", self.label, exc)
+
+    def _notified(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        kinds = _CHANGED.get(method) if isinstance(method, str) else None
+        if kinds is not None:
+            self._spawn(self._refetch(kinds))
+        elif method == "notifications/resources/updated" and self.on_resource_updated is not None:
+            params = message.get("params")
+            uri = params.get("uri") if isinstance(params, dict) else None
+            if isinstance(uri, str):
+                self._spawn(self.on_resource_updated(outer_uri(self.namespace, uri)))
+
+    async def _refetch(self, kinds: tuple[Kind, ...]) -> None:
+        try:
+            await self._fetch(await self.upstream.shared(), kinds)
+        except (ConnectionError, TimeoutError, ToolkitError) as exc:
+            logger.warning("%s: could not list again after a change: %s", self.label, exc)
+
+    async def _fetch(self, session: ClientSession, kinds: tuple[Kind, ...]) -> None:
+        capabilities = session.server_capabilities  # None: not asked (a pinned 2026-07-28 session)
+        version = session.protocol_version or ""
+        for kind in kinds:
+            method, field, capability = _LISTS[kind]
+            if capabilities is not None and capabilities.get(capability) is None:
+                entries: list[dict[str, Any]] = []
+            else:
+                try:
+                    entries = (
+                        await session.list_tools() if kind == "tools" else await _all_pages(session, method, field)
+                    )
+                except ClientError as exc:
+                    if capabilities is not None or exc.code != METHOD_NOT_FOUND:
+                        raise
+                    entries = []
+            table: dict[str, Any] = {}
+            for entry in entries:
+                item = self._item(kind, entry, version)
+                if item is None:
+                    continue
+                key = item.uri_template if kind == "templates" else item.uri if kind == "resources" else item.name
+                if self.select is None or self.select(kind, key, item):
+                    table[key] = item
+            self._tables[kind] = table
+            for listener in self._listeners:
+                listener(kind)
+
+    def _item(self, kind: Kind, entry: Any, version: str) -> Any:
+        try:
+            if kind == "tools":
+                return RemoteTool(self, entry, version)
+            if kind == "resources":
+                return RemoteResource(self, entry)
+            if kind == "templates":
+                return RemoteTemplate(self, entry)
+            return RemotePrompt(self, entry)
+        except (KeyError, TypeError, ValueError, SchemaError) as exc:
+            logger.warning("%s: left out a %s entry it listed (%s): %r", self.label, kind[:-1], exc, entry)
+            return None
+
+
+async def _all_pages(session: ClientSession, method: str, field: str) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:
+        result = await session.result(method, {"cursor": cursor} if cursor else {})
+        page = result.get(field)
+        entries.extend(entry for entry in page or () if isinstance(entry, dict))
+        cursor = result.get("nextCursor")
+        if not cursor:
+            return entries
