@@ -46,6 +46,25 @@ def not_json_message(name: str, value: Any, exc: NotSerializable) -> str:
     )
 
 
+def declared_tags(tags: Iterable[str] | None, what: str) -> frozenset[str]:
+    """The ``tags=`` of a tool, resource or prompt, checked: an iterable of strings (a lone string is a mistake)."""
+    if tags is None:
+        return frozenset()
+    if isinstance(tags, str):
+        raise TypeError(
+            f"{what}: tags= takes an iterable of strings, e.g. tags={{{tags!r}}}, not the string {tags!r} "
+            "(which would be read as one tag per character)"
+        )
+    try:
+        result = frozenset(tags)
+    except TypeError:
+        raise TypeError(f"{what}: tags= takes an iterable of strings, e.g. tags={{'admin'}}, not {tags!r}") from None
+    for tag in result:
+        if not isinstance(tag, str) or not tag:
+            raise TypeError(f"{what}: every tag must be a non-empty string; {tag!r} is not")
+    return result
+
+
 TaskSupport = Literal["forbidden", "optional", "required"]
 TASK_SUPPORT: Final[tuple[TaskSupport, ...]] = ("forbidden", "optional", "required")
 
@@ -89,6 +108,7 @@ class ToolBase:
         icons: list[dict[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         scopes: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
         task: TaskSupport = "forbidden",
         max_argument_depth: int = 64,
     ) -> None:
@@ -101,6 +121,8 @@ class ToolBase:
         self.icons = icons
         self.scopes = declared_scopes(scopes, self._what)
         """OAuth scopes a caller's access token must grant to see and call this tool."""
+        self.tags = declared_tags(tags, self._what)
+        """Labels for the server's own use (``server.disable(tags=...)``, a mount's ``include=``); never sent."""
         if task not in TASK_SUPPORT:
             raise ValueError(
                 f"{self._what}: task={task!r} is not one of {', '.join(map(repr, TASK_SUPPORT))} "
@@ -205,6 +227,8 @@ class ResourceBase:
     ttl_ms: int | None
     cache_scope: str | None
     scopes: frozenset[str]
+    tags: frozenset[str] = frozenset()
+    """Labels for the server's own use (``server.disable(tags=...)``, a mount's ``include=``); never sent."""
 
     def listing(self) -> dict[str, Any]:
         """Its ``resources/list`` entry (natural: ``_compat`` shapes it per version)."""
@@ -238,6 +262,8 @@ class PromptBase:
 
     name: str
     scopes: frozenset[str]
+    tags: frozenset[str] = frozenset()
+    """Labels for the server's own use (``server.disable(tags=...)``, a mount's ``include=``); never sent."""
 
     def listing(self) -> dict[str, Any]:
         """Its ``prompts/list`` entry."""

@@ -7,10 +7,10 @@ from typing import Any, Literal
 
 import pydantic
 
-from ._components import PromptBase
+from ._components import PromptBase, declared_tags
 from ._content import ContentBlock, Text
 from ._errors import PromptError
-from ._functions import FunctionInfo, declared_scopes, inspect_function, invoke
+from ._functions import FunctionInfo, declared_scopes, inspect_function, invoke, where_defined
 from ._schema import hints
 
 
@@ -66,6 +66,7 @@ class Prompt(PromptBase):
         icons: list[dict[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         scopes: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
     ) -> None:
         self.fn = fn
         self.info: FunctionInfo = inspect_function(fn, kind="prompt", context_type=context_type)
@@ -79,6 +80,8 @@ class Prompt(PromptBase):
                 hints.adapter_for(param.annotation)
         self.scopes = declared_scopes(scopes, f"prompt {self.name!r}")
         """OAuth scopes a caller's access token must grant to see and get this prompt."""
+        self.tags = declared_tags(tags, f"prompt {self.name!r} ({self.info.name}() in {where_defined(fn)})")
+        """Labels for the server's own use (``server.disable(tags=...)``); never sent."""
         self.arguments = []
         for param in self.info.params:
             argument: dict[str, Any] = {"name": param.name}

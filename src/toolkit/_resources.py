@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Final
 import pydantic
 import pydantic_core
 
-from ._components import ResourceBase, TemplateBase
+from ._components import ResourceBase, TemplateBase, declared_tags
 from ._errors import RegistrationError
-from ._functions import FunctionInfo, declared_scopes, inspect_function, invoke
+from ._functions import FunctionInfo, declared_scopes, inspect_function, invoke, where_defined
 from ._schema import hints
 
 if TYPE_CHECKING:
@@ -82,6 +82,7 @@ class _Readable:
         ttl_ms: int | None,
         cache_scope: str | None,
         scopes: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
     ) -> None:
         self.fn = fn
         self.info: FunctionInfo = inspect_function(fn, kind="resource", context_type=context_type)
@@ -99,6 +100,8 @@ class _Readable:
                 hints.adapter_for(param.annotation)
         self.scopes = declared_scopes(scopes, f"resource {self.name!r}")
         """OAuth scopes a caller's access token must grant to see and read this resource."""
+        self.tags = declared_tags(tags, f"resource {self.name!r} ({self.info.name}() in {where_defined(fn)})")
+        """Labels for the server's own use (``server.disable(tags=...)``); never sent."""
 
     def _listing(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"name": self.name}

@@ -22,7 +22,7 @@ import pydantic
 import pydantic_core
 from typing_extensions import TypedDict
 
-from ._components import TaskSupport, ToolBase, not_serializable
+from ._components import TaskSupport, ToolBase, declared_tags, not_serializable
 from ._content import CallOutcome, ContentBlock, ToolResult
 from ._errors import ArgumentsInvalid, McpError, OutputInvalid, RegistrationError, SchemaError, ToolError
 from ._functions import FACTORY, FunctionInfo, Param, failure_hint, filled, inspect_function, invoke, where_defined
@@ -107,6 +107,7 @@ class ToolOptions(TypedDict, total=False):
     root_param: str | None
     timeout: float | None
     scopes: Iterable[str] | None
+    tags: Iterable[str] | None
     task: TaskSupport
     task_start: Literal["call", "begin_task"]
     blocking: bool
@@ -178,6 +179,7 @@ class Tool(ToolBase):
             icons=options.get("icons"),
             meta=options.get("meta"),
             scopes=options.get("scopes"),
+            tags=declared_tags(options.get("tags"), f"tool {name!r} ({info.name}() in {where_defined(fn)})"),
             task=options.get("task", "forbidden"),
             max_argument_depth=max_argument_depth,
         )
@@ -295,13 +297,14 @@ class Tool(ToolBase):
 
     # --- calling -----------------------------------------------------------------------------
 
-    def bind(self, arguments: Mapping[str, Any], *, size: int = 0) -> dict[str, Any]:
+    def bind(self, arguments: Mapping[str, Any], *, size: int = 0, checked: bool = False) -> dict[str, Any]:
         """Validate ``arguments`` and return the keyword arguments for the function.
 
         ``size`` is the number of JSON values in the arguments, when known: for very large
         arguments only the first problem is described (listing them all can take seconds).
+        ``checked``: the caller has already checked them against this tool's input schema.
         """
-        if not self._input_validator.is_valid(arguments):
+        if not checked and not self._input_validator.is_valid(arguments):
             limit = 5 if size < _DESCRIBE_ALL_BELOW else 1
             problems = describe_errors(self._input_validator, arguments, root="arguments", limit=limit)
             raise ArgumentsInvalid("; ".join(problems))
@@ -326,9 +329,13 @@ class Tool(ToolBase):
         except (ValueError, OverflowError) as exc:
             raise ArgumentsInvalid(f"{where}: {exc}") from None
 
-    async def call(self, arguments: dict[str, Any] | None, context: Any) -> CallOutcome:
-        """Run the tool. Argument and tool failures come back as ``is_error`` outcomes."""
-        prepared = await self.prepare(arguments, context)
+    async def call(self, arguments: dict[str, Any] | None, context: Any, *, checked: bool = False) -> CallOutcome:
+        """Run the tool. Argument and tool failures come back as ``is_error`` outcomes.
+
+        ``checked``: ``arguments`` are known to satisfy the input schema (a transformed tool
+        checked its own and mapped them back), so they are converted without a second check.
+        """
+        prepared = await self.prepare(arguments, context, checked=checked)
         if not isinstance(prepared, dict):
             return prepared
         value = await self.run(prepared)
@@ -338,13 +345,15 @@ class Tool(ToolBase):
 
     # The three phases of ``call`` (tracing times each one).
 
-    async def prepare(self, arguments: dict[str, Any] | None, context: Any) -> dict[str, Any] | CallOutcome:
+    async def prepare(
+        self, arguments: dict[str, Any] | None, context: Any, *, checked: bool = False
+    ) -> dict[str, Any] | CallOutcome:
         """The function's keyword arguments from validated ``arguments``, or the ``is_error`` outcome."""
         size = await normalize_arguments(arguments, self.max_argument_depth) if arguments else 0
         if size < 0:
             return self.too_deep()
         try:
-            kwargs = self.bind(arguments or {}, size=size)
+            kwargs = self.bind(arguments or {}, size=size, checked=checked)
         except ArgumentsInvalid as exc:
             return CallOutcome.error(f"Invalid arguments for tool {self.name!r}: {exc}")
         if self.info.context_param is not None:
