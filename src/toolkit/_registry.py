@@ -6,16 +6,22 @@ first one (``LocalSource``); a mounted server, a proxied one or an OpenAPI docum
 bumps that kind's generation (list cursors carry it, so a stale cursor is refused) and is
 announced to the change listeners (the engine drops its cached list pages and tells subscribed
 clients).
+
+What the merge offers can be shaped by rules that outlive any one component: components
+switched off by name or tag (``set_enabled``) and tools replaced by a transformed version
+(``transform_tool``). They are applied while merging, so a component that arrives later obeys
+them too, and the request path stays a dict lookup. With no rule set, nothing is done.
+``Selection`` is the allowlist/denylist a mount applies to one source.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from ._completions import Completer
-from ._components import PromptBase, ResourceBase, TemplateBase, ToolBase
+from ._components import PromptBase, ResourceBase, TemplateBase, ToolBase, declared_tags
 from ._errors import INVALID_PARAMS, McpError, RegistrationError, UnsafeValue
 from ._methods import METHODS
 from ._methods import target as target_of
@@ -69,6 +75,70 @@ class LocalSource:
         self._listeners.append(listener)
 
 
+class Selection:
+    """Which of a source's components to offer: an allowlist and a denylist, by name and by tag.
+
+    A name is a tool's or a prompt's name, or a resource's URI or a template's URI template.
+
+    - ``names`` / ``tags``: offer only the components named here or carrying one of these tags
+      (either suffices); leave both out to offer everything;
+    - ``exclude_names`` / ``exclude_tags``: never offer these, even when included (exclusion wins).
+
+    >>> only_reads = Selection(tags={"read"}, exclude_names={"dump_all"})
+    """
+
+    __slots__ = ("exclude_names", "exclude_tags", "names", "tags")
+
+    def __init__(
+        self,
+        *,
+        names: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
+        exclude_names: Iterable[str] | None = None,
+        exclude_tags: Iterable[str] | None = None,
+    ) -> None:
+        self.names = None if names is None else declared_names(names, "Selection(names=...)")
+        self.tags = None if tags is None else declared_tags(tags, "Selection(tags=...)")
+        self.exclude_names = declared_names(exclude_names, "Selection(exclude_names=...)")
+        self.exclude_tags = declared_tags(exclude_tags, "Selection(exclude_tags=...)")
+
+    def allows(self, kind: Kind, key: str, item: Any) -> bool:
+        """Whether the component ``item``, offered as ``key`` (a name or URI), is offered."""
+        tags: frozenset[str] = item.tags
+        if key in self.exclude_names or not self.exclude_tags.isdisjoint(tags):
+            return False
+        if self.names is None and self.tags is None:
+            return True
+        return (self.names is not None and key in self.names) or (
+            self.tags is not None and not self.tags.isdisjoint(tags)
+        )
+
+    def __repr__(self) -> str:
+        given = [
+            f"{field}={sorted(value)!r}"
+            for field in ("names", "tags", "exclude_names", "exclude_tags")
+            if (value := getattr(self, field))
+        ]
+        return f"Selection({', '.join(given)})"
+
+
+def declared_names(names: Iterable[str] | None, what: str) -> frozenset[str]:
+    """Names or URIs given to a rule, checked: an iterable of strings (a lone string is a mistake)."""
+    if names is None:
+        return frozenset()
+    if isinstance(names, str):
+        raise TypeError(f"{what} takes an iterable of names, e.g. [{names!r}], not the string {names!r}")
+    result = frozenset(names)
+    for name in result:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"{what}: every name must be a non-empty string; {name!r} is not")
+    return result
+
+
+ToolRule = Callable[[ToolBase], ToolBase]
+"""What ``Registry.transform_tool`` applies: the tool offered in, its replacement out."""
+
+
 class Registry:
     """What the server offers, merged from its sources in order; the decorators' source comes first.
 
@@ -98,6 +168,14 @@ class Registry:
             "templates": self.templates,
             "prompts": self.prompts,
         }
+        self._switches: dict[tuple[Literal["name", "tag"], str], bool] = {}
+        """Enable/disable rules, oldest first: (``"name"``, name or URI) or (``"tag"``, tag) → on."""
+        self._tool_rules: dict[str, ToolRule] = {}
+        """Tool name → the rule that replaces that tool (``transform_tool``)."""
+        self._ruled: dict[str, tuple[ToolBase, ToolBase | None]] = {}
+        """Tool name → (the tool a source offers, what its rule made of it; ``None``: the rule failed)."""
+        self._shaped = False
+        """Whether any rule is set; if not, the merge offers the sources' components as they are."""
 
     def on_change(self, listener: Callable[[Kind], None]) -> None:
         """Call ``listener(kind)`` after every addition or removal (from any thread)."""
@@ -152,26 +230,146 @@ class Registry:
         return next((source for source in self._sources if key in source.items(kind)), None)
 
     def _source_changed(self, kind: Kind) -> None:
-        """A source changed ``kind``: merge the snapshot again, first source first."""
+        """A source changed ``kind``: merge the snapshot again; announce it if what is offered changed."""
+        if self._merge(kind):
+            self._changed(kind)
+
+    def _merged(self, kind: Kind, *, warn: bool = True) -> dict[str, Any]:
+        """What the sources offer of ``kind``, first source first, before any rule."""
         merged: dict[str, Any] = {}
         for source in self._sources:
             for key, item in source.items(kind).items():
                 if key not in merged:
                     merged[key] = item
-                elif merged[key] is not item:
+                elif merged[key] is not item and warn:
                     logger.warning(
                         "%s offers the %s %r, which an earlier source offers: the earlier one is kept",
                         source.label,
                         _NOUN[kind],
                         key,
                     )
+        return merged
+
+    def _merge(self, kind: Kind, *, warn: bool = True) -> bool:
+        """Rebuild the snapshot of ``kind`` from the sources and the rules; whether it changed."""
+        merged = self._merged(kind, warn=warn)
+        if self._shaped:
+            merged = self._shape(kind, merged)
         table = self._tables[kind]
+        if list(table.items()) == list(merged.items()):  # components compare by identity
+            return False
         table.clear()
         table.update(merged)
         self.scopes[kind] = frozenset().union(*(item.scopes for item in table.values()))
         if kind == "tools":
             self._task_tools = sum(tool.task != "forbidden" for tool in self.tools.values())
-        self._changed(kind)
+        return True
+
+    # --- rules: what is offered, whatever the source ---------------------------------------------
+
+    def set_enabled(self, enabled: bool, names: Iterable[str] = (), tags: Iterable[str] = ()) -> None:
+        """Switch components on or off by name (or URI) and by tag, now and for any that arrive later.
+
+        The latest rule that matches a component decides: after ``disable(tags={"admin"})``,
+        ``enable("reset")`` offers ``reset`` although it is tagged ``admin``. Only the kinds
+        whose snapshot changed are announced.
+        """
+        keys: list[tuple[Literal["name", "tag"], str]] = [("name", name) for name in names]
+        keys += [("tag", tag) for tag in tags]
+        for key in keys:
+            self._switches.pop(key, None)  # the latest rule for a name or tag replaces the earlier one
+            self._switches[key] = enabled
+        if all(self._switches.values()):  # only rules switching on: nothing is off
+            self._switches.clear()
+        self._reshape(KINDS)
+
+    def is_enabled(self, key: str, item: Any) -> bool:
+        """Whether the enable/disable rules offer ``item`` (offered as ``key``: its name or URI)."""
+        tags: frozenset[str] = item.tags
+        for (what, value), enabled in reversed(self._switches.items()):
+            if (value == key) if what == "name" else (value in tags):
+                return enabled
+        return True
+
+    def transform_tool(self, name: str, rule: ToolRule | None) -> None:
+        """Offer ``rule(tool)`` instead of the tool named ``name``, now and whenever such a tool arrives.
+
+        ``rule`` runs once per tool a source offers, not per call; ``None`` removes the rule. A
+        tool offered now is transformed at once, so a rule that cannot apply to it (or whose
+        new name another tool has) raises here and changes nothing. One that fails on a tool
+        arriving later is logged, and that tool left out until the rule fits it.
+        """
+        rules = dict(self._tool_rules)
+        if rule is None:
+            rules.pop(name, None)
+        else:
+            rules[name] = rule
+        previous = self._ruled.pop(name, None)
+        try:
+            self._transformed(self._merged("tools", warn=False), rules, strict=name)
+        except Exception:
+            if previous is not None:
+                self._ruled[name] = previous
+            raise
+        self._tool_rules = rules
+        self._reshape(("tools",))
+
+    def touch(self, *kinds: Kind) -> None:
+        """Announce ``kinds`` as changed although no source changed them (who sees what did)."""
+        for kind in kinds:
+            self._changed(kind)
+
+    def _reshape(self, kinds: Iterable[Kind]) -> None:
+        self._shaped = bool(self._switches or self._tool_rules)
+        for kind in kinds:
+            if self._merge(kind, warn=False):
+                self._changed(kind)
+
+    def _shape(self, kind: Kind, merged: dict[str, Any]) -> dict[str, Any]:
+        if kind == "tools" and self._tool_rules:
+            merged = self._transformed(merged, self._tool_rules)
+        if self._switches:
+            merged = {key: item for key, item in merged.items() if self.is_enabled(key, item)}
+        return merged
+
+    def _transformed(
+        self, merged: dict[str, Any], rules: Mapping[str, ToolRule], strict: str | None = None
+    ) -> dict[str, Any]:
+        """``merged`` with each ruled tool replaced, under its new name; ``strict``: raise for that one."""
+        kept = {key for key in merged if key not in rules}
+        shaped: dict[str, Any] = {}
+        for key, tool in merged.items():
+            rule = rules.get(key)
+            if rule is None:
+                shaped[key] = tool
+                continue
+            made = self._made(key, tool, rule, strict=key == strict)
+            if made is None:
+                continue
+            if made.name in kept or made.name in shaped:
+                problem = f"server.transform_tool({key!r}) names the tool {made.name!r}, which another tool has"
+                if key == strict:
+                    raise RegistrationError(f"{problem}; give it another name=")
+                logger.warning("%s: the transformed tool is left out", problem)
+                continue
+            shaped[made.name] = made
+        return shaped
+
+    def _made(self, key: str, tool: ToolBase, rule: ToolRule, *, strict: bool) -> ToolBase | None:
+        """What ``rule`` makes of ``tool``, once per tool offered (cached until another one is)."""
+        cached = self._ruled.get(key)
+        if cached is not None and cached[0] is tool:
+            return cached[1]
+        made: ToolBase | None
+        try:
+            made = rule(tool)
+        except Exception as exc:
+            if strict:
+                raise
+            logger.error("server.transform_tool(%r) does not fit the tool offered now (%s): it is left out", key, exc)
+            made = None
+        self._ruled[key] = (tool, made)
+        return made
 
     # --- changes ------------------------------------------------------------------------------
 
@@ -182,14 +380,10 @@ class Registry:
             tool,
             f"a tool named {tool.name!r} is already registered; pass name=... to register another",
         )
-        self._task_tools += tool.task != "forbidden"
         return tool
 
     def remove_tool(self, name: str) -> None:
-        tool = self.local.tables["tools"].get(name)
         self._remove("tools", name, f"no tool named {name!r}")
-        if tool is not None:
-            self._task_tools -= tool.task != "forbidden"
 
     def add_resource(self, resource: ResourceBase) -> None:
         self._add("resources", resource.uri, resource, f"a resource {resource.uri!r} is already registered")
@@ -221,11 +415,15 @@ class Registry:
                 f"the {_NOUN[kind]} {key!r} is already offered by {owner.label}; register this one under "
                 "another name (name=...), or mount the other under a namespace"
             )
+        if key in self._tables[kind]:  # no source offers it: a tool transform_tool renamed has it
+            raise RegistrationError(f"{duplicate} (by server.transform_tool)")
         self.local.tables[kind][key] = item
-        if len(self._sources) == 1:  # the common case: the merged table is the local one, in order
+        if len(self._sources) == 1 and not self._shaped:  # the common case: the local table is the merge
             self._tables[kind][key] = item
             if item.scopes:
                 self.scopes[kind] |= item.scopes
+            if kind == "tools":
+                self._task_tools += item.task != "forbidden"
             self._changed(kind)
         else:
             self._source_changed(kind)
@@ -234,10 +432,12 @@ class Registry:
         item = self.local.tables[kind].pop(key, None)
         if item is None:
             raise KeyError(missing)
-        if len(self._sources) == 1:
+        if len(self._sources) == 1 and not self._shaped:
             del self._tables[kind][key]
             if item.scopes:
                 self.scopes[kind] = frozenset().union(*(other.scopes for other in self._tables[kind].values()))
+            if kind == "tools":
+                self._task_tools -= item.task != "forbidden"
             self._changed(kind)
         else:
             self._source_changed(kind)
