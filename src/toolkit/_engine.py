@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from . import _compat
 from ._calls import Calls, required_str
@@ -25,7 +25,7 @@ from ._errors import (
     McpError,
 )
 from ._extensions.base import Extension
-from ._inbound import InboundRequest, initialize_inbound, legacy_inbound, modern_inbound
+from ._inbound import Caller, InboundRequest, initialize_inbound, legacy_inbound, modern_inbound
 from ._jsonrpc import (
     Notification,
     Raw,
@@ -39,7 +39,7 @@ from ._jsonrpc import (
 from ._methods import METHODS, Era, named_field
 from ._middleware.base import Middleware, Pipeline, serve
 from ._notifications import Announcer, Listener, Subscribers
-from ._pages import Pages
+from ._pages import Lists, Visibility
 from ._registry import Kind, Registry
 from ._session import Connection, Session
 from ._settings import Settings
@@ -61,6 +61,24 @@ if TYPE_CHECKING:
 logger = logging.getLogger("toolkit")
 
 Handler = Callable[[InboundRequest], Awaitable[dict[str, Any] | Raw]]
+
+
+_USES: Final = frozenset({"tools/call", "resources/read", "prompts/get", "completion/complete"})
+"""The requests that use a tool, resource or prompt: a visibility function is asked before each."""
+
+
+def _unknown(method: str, inbound: InboundRequest) -> McpError:
+    """The error ``_calls`` gives for a target that does not exist (a hidden one must look the same)."""
+    params = inbound.params
+    if method == "resources/read":
+        return _compat.resource_not_found(params["uri"], inbound.version)
+    if method == "completion/complete":
+        ref = params["ref"]
+        if ref.get("type") != "ref/prompt":
+            return McpError(INVALID_PARAMS, f"Unknown resource template: {ref['uri']!r}", {"uri": ref["uri"]})
+        params = ref
+    noun = "tool" if method == "tools/call" else "prompt"
+    return McpError(INVALID_PARAMS, f"Unknown {noun}: {params['name']!r}", {"name": params["name"]})
 
 
 def _error(request_id: RequestId | None, exc: McpError) -> Reply:
@@ -86,8 +104,10 @@ class Engine:
         self.registry = registry
         self.settings = settings
         self.subscribers = Subscribers()
-        self._pages = Pages(registry)
         self._shapes = _compat.ToolShapes()
+        self.lists = Lists(registry, settings, self._shapes, self.envelop)
+        self.visibility: Visibility | None = None
+        """``fn(component, caller)``: what each caller sees and may use (``set_visibility``); ``None``: no check."""
         self._server_info: dict[str, dict[str, Any]] = {}
         self.announcer = Announcer(self.subscribers)
         self.extensions: list[Extension] = []
@@ -108,12 +128,12 @@ class Engine:
             ("resources/unsubscribe", self._unsubscribe),
             ("server/discover", self._discover),
             ("subscriptions/listen", self._listen),
-            ("tools/list", self._tools_list),
+            ("tools/list", self.lists.tools),
             ("tools/call", self.calls.tools_call),
-            ("resources/list", self._resources_list),
-            ("resources/templates/list", self._templates_list),
+            ("resources/list", self.lists.resources),
+            ("resources/templates/list", self.lists.templates),
             ("resources/read", self.calls.resources_read),
-            ("prompts/list", self._prompts_list),
+            ("prompts/list", self.lists.prompts),
             ("prompts/get", self.calls.prompts_get),
             ("completion/complete", self.calls.complete),
         ):
@@ -204,6 +224,8 @@ class Engine:
             if pipeline is None:
                 if access_token is not None:
                     self._authorize(inbound.method, inbound.params, access_token)
+                if self.visibility is not None:
+                    self._check_visible(inbound, self.visibility)
                 result = await self._handler_for(inbound)(inbound)
             else:
                 result = served = await serve(pipeline, inbound, self._dispatch)
@@ -223,6 +245,8 @@ class Engine:
     async def _dispatch(self, inbound: InboundRequest) -> dict[str, Any] | Raw:
         if inbound.access_token is not None:
             self._authorize(inbound.method, inbound.params, inbound.access_token)
+        if self.visibility is not None:
+            self._check_visible(inbound, self.visibility)
         return await self._handler_for(inbound)(inbound)
 
     def use(self, middlewares: list[Middleware]) -> None:
@@ -261,6 +285,20 @@ class Engine:
                 {"requiredScopes": sorted(needed)},
                 http_status=403,
             )
+
+    def set_visibility(self, visibility: Visibility | None) -> None:
+        """Ask ``visibility(component, caller)`` before every list entry and every use; ``None``: stop asking."""
+        self.visibility = self.lists.visibility = visibility
+        self.registry.touch("tools", "resources", "templates", "prompts")
+
+    def _check_visible(self, inbound: InboundRequest, visibility: Visibility) -> None:
+        """Answer a call, read, get or completion of something hidden from this caller as if it did not exist."""
+        method = inbound.method
+        if method not in _USES:
+            return
+        target = self.registry.target(method, inbound.params)
+        if target is not None and not visibility(target, Caller(inbound)):
+            raise _unknown(method, inbound)
 
     def close_listeners(self) -> None:
         """End every open subscription gracefully (each gets its result response)."""
@@ -444,44 +482,12 @@ class Engine:
 
     def _may_read(self, uri: str, inbound: InboundRequest) -> bool:
         token = inbound.access_token
-        return token is None or self.required_scopes("resources/read", {"uri": uri}) <= token.scopes
-
-    # --- lists ------------------------------------------------------------------------------------
-
-    def _page(self, kind: Kind, inbound: InboundRequest, build: Callable[[list[Any]], list[dict[str, Any]]]) -> Raw:
-        # A caller with a token sees what its scopes grant; pages are cached per set of the
-        # scopes that matter here, so callers with the same grants share them.
-        protected = self.registry.scopes[kind]
-        token = inbound.access_token
-        visible = token.scopes & protected if token is not None and protected else None
-
-        def envelop(result: dict[str, Any]) -> dict[str, Any]:
-            audience = "public" if visible is None else "private"
-            _compat.cacheable(result, inbound.version, self.settings.list_ttl_ms, audience)
-            return self.envelop(result, inbound)
-
-        cursor = inbound.params.get("cursor")
-        return self._pages.page(kind, inbound.version, cursor, self.settings.page_size, build, envelop, visible)
-
-    async def _tools_list(self, inbound: InboundRequest) -> Raw:
-        version = inbound.version
-        shapes = self._shapes
-        return self._page("tools", inbound, lambda tools: [shapes.get(tool, version).advertised for tool in tools])
-
-    async def _resources_list(self, inbound: InboundRequest) -> Raw:
-        return self._listing_page("resources", "Resource", inbound)
-
-    async def _templates_list(self, inbound: InboundRequest) -> Raw:
-        return self._listing_page("templates", "ResourceTemplate", inbound)
-
-    async def _prompts_list(self, inbound: InboundRequest) -> Raw:
-        return self._listing_page("prompts", "Prompt", inbound)
-
-    def _listing_page(self, kind: Kind, entry_type: str, inbound: InboundRequest) -> Raw:
-        version = inbound.version
-        return self._page(
-            kind, inbound, lambda items: [_compat.listing(entry_type, item.listing(), version) for item in items]
-        )
+        if token is not None and not self.required_scopes("resources/read", {"uri": uri}) <= token.scopes:
+            return False
+        if self.visibility is None:
+            return True
+        target = self.registry.target("resources/read", {"uri": uri})
+        return target is None or self.visibility(target, Caller(inbound))
 
     # --- change notifications ---------------------------------------------------------------------
 
@@ -490,7 +496,7 @@ class Engine:
         self.announcer.loop = loop
 
     def _changed(self, kind: Kind) -> None:
-        self._pages.invalidate(kind)
+        self.lists.pages.invalidate(kind)
         if kind == "tools":
             self._shapes.clear()
         self.announcer.changed("resources" if kind == "templates" else kind)

@@ -8,7 +8,8 @@ statelessly; a legacy request borrows them from the session ``initialize`` opene
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from . import _compat
@@ -126,6 +127,54 @@ class InboundRequest:
         if self.client_supports(capability):
             return
         raise _compat.missing_capability(capability, self.version)
+
+
+class Caller:
+    """Who a request comes from, as a visibility function sees it (``server.set_visibility``); read-only.
+
+    A view of the request being served: nothing is copied until asked for.
+    """
+
+    __slots__ = ("_inbound",)
+
+    def __init__(self, inbound: InboundRequest) -> None:
+        self._inbound = inbound
+
+    @property
+    def access_token(self) -> AccessToken | None:
+        """The caller's verified token (HTTP with ``auth=``); ``None`` without one (stdio, no ``auth=``)."""
+        return self._inbound.access_token
+
+    @property
+    def client_info(self) -> Mapping[str, Any]:
+        """What the client says it is (``name``, ``version``, ...): ``initialize``'s, or the request's ``_meta``."""
+        return MappingProxyType(self._inbound.client_info or {})
+
+    @property
+    def client_capabilities(self) -> Mapping[str, Any]:
+        return MappingProxyType(self._inbound.client_capabilities)
+
+    @property
+    def session_id(self) -> str | None:
+        """The legacy session's id (over HTTP; ``None`` over stdio and for stateless requests)."""
+        session = self._inbound.session
+        return session.id if session is not None else None
+
+    @property
+    def protocol_version(self) -> str:
+        return self._inbound.version
+
+    @property
+    def request_info(self) -> Any:
+        """The transport's view of the request (the Starlette ``Request`` over HTTP), if any."""
+        return self._inbound.request_info
+
+    def __repr__(self) -> str:
+        token = self._inbound.access_token
+        return (
+            f"Caller(protocol_version={self.protocol_version!r}, client_info={dict(self.client_info)!r}, "
+            f"session_id={self.session_id!r}, subject={token.subject if token is not None else None!r})"
+        )
 
 
 def modern_inbound(request: Request, send: Send) -> InboundRequest:
