@@ -18,7 +18,9 @@ from ._errors import (
     ToolError,
     ToolkitError,
 )
+from ._inbound import Caller
 from ._prompts import Message, Prompt
+from ._registry import Selection
 from ._resources import Resource, ResourceContents, ResourceTemplate, safe_join
 from ._schema.hints import Header
 from ._server import Server
@@ -28,6 +30,7 @@ from ._versions import KNOWN_VERSIONS, LATEST_VERSION, LEGACY_VERSIONS, MODERN_V
 if TYPE_CHECKING:
     from ._answers import ElicitResult, Root, SamplingResult
     from ._events import EventStore
+    from ._transform import ArgTransform, transform_tool
     from .client import Client
 
 __version__ = "0.1.0"
@@ -37,7 +40,9 @@ __all__ = [
     "LATEST_VERSION",
     "LEGACY_VERSIONS",
     "MODERN_VERSIONS",
+    "ArgTransform",
     "Audio",
+    "Caller",
     "Client",
     "ContentBlock",
     "Context",
@@ -59,6 +64,7 @@ __all__ = [
     "Root",
     "SamplingResult",
     "SchemaError",
+    "Selection",
     "Server",
     "Text",
     "Tool",
@@ -67,6 +73,7 @@ __all__ = [
     "ToolkitError",
     "__version__",
     "safe_join",
+    "transform_tool",
 ]
 
 
@@ -79,6 +86,10 @@ def __getattr__(name: str) -> Any:
         from ._events import EventStore as value  # noqa: PLC0415
     elif name == "Client":  # the client wing: loaded only by a program that is a client
         from .client import Client as value  # noqa: PLC0415
+    elif name in ("ArgTransform", "transform_tool"):  # only servers that transform a tool load it
+        from . import _transform  # noqa: PLC0415
+
+        value = getattr(_transform, name)
     elif name in ("ElicitResult", "Root", "SamplingResult"):
         from . import _answers  # noqa: PLC0415
 

@@ -30,6 +30,7 @@ from ._registry import Registry
 from ._resources import Resource, ResourceTemplate
 from ._routes import CustomRoute, CustomRoutes
 from ._script import made_by_script, say_if_never_served
+from ._server_shaping import ShapingMixin
 from ._settings import Setting, Settings
 from ._sources.namespace import outer_uri
 from ._store.base import Store
@@ -54,7 +55,7 @@ ToolBaseT = TypeVar("ToolBaseT", bound=ToolBase)
 Lifespan = Callable[["Server"], contextlib.AbstractAsyncContextManager[Any]]
 
 
-class Server(ComposeMixin):
+class Server(ComposeMixin, ShapingMixin):
     """An MCP server: register tools, resources and prompts with decorators, then run it.
 
     >>> server = Server("weather", version="1.0.0")
