@@ -44,7 +44,12 @@ def selection(
 
 
 def _own_key(kind: Kind, item: Any) -> str:
-    inner = getattr(item, "inner", item)
+    """The name (or URI) the child or the upstream gives ``item``, before the namespace."""
+    inner = getattr(item, "inner", None)
+    if inner is None:  # proxied: the upstream's names
+        if kind == "templates":
+            return str(item.remote_template)
+        return str(item.remote_uri if kind == "resources" else item.remote_name)
     if kind == "templates":
         return str(inner.uri_template)
     if kind == "resources":

@@ -114,6 +114,8 @@ class RemoteTool(_Remote, ToolBase):
         params = {"name": self.remote_name, "arguments": arguments}
         try:
             result = await self._relay("tools/call", params, context, progress=True)
+        except McpError:
+            raise
         except (ConnectionError, TimeoutError, ToolkitError) as exc:
             return CallOutcome.error(f"Tool {self.name!r}: {unreachable(self.source.label, exc)}")
         try:
@@ -201,6 +203,8 @@ class RemotePrompt(_Remote, PromptBase):
         params: dict[str, Any] = {"name": self.remote_name, "arguments": arguments}
         try:
             result = await self._relay("prompts/get", params, context)
+        except McpError:
+            raise
         except (ConnectionError, TimeoutError, ToolkitError) as exc:
             raise McpError(INTERNAL_ERROR, unreachable(self.source.label, exc)) from None
         return {key: value for key, value in result.items() if key in ("description", "messages", "_meta")}
@@ -213,6 +217,8 @@ async def _read(item: RemoteResource | RemoteTemplate, uri: str, context: RelayC
     source = item.source
     try:
         result = await item._relay("resources/read", {"uri": uri}, context)
+    except McpError:
+        raise
     except (ConnectionError, TimeoutError, ToolkitError) as exc:
         raise McpError(INTERNAL_ERROR, unreachable(source.label, exc), {"uri": uri}) from None
     contents = result.get("contents")
@@ -238,6 +244,8 @@ async def _complete(
         params["context"] = {"arguments": arguments}
     try:
         result = await session.result("completion/complete", params)
+    except McpError:
+        raise
     except (ConnectionError, TimeoutError, ToolkitError) as exc:
         raise McpError(INTERNAL_ERROR, unreachable(source.label, exc)) from None
     values = (result.get("completion") or {}).get("values")
@@ -350,6 +358,8 @@ class ProxySource:
     async def _refetch(self, kinds: tuple[Kind, ...]) -> None:
         try:
             await self._fetch(await self.upstream.shared(), kinds)
+        except McpError:
+            raise
         except (ConnectionError, TimeoutError, ToolkitError) as exc:
             logger.warning("%s: could not list again after a change: %s", self.label, exc)
 

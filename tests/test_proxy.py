@@ -1,0 +1,397 @@
+"""``Server.proxy`` and ``server.mount(toolkit.Client(...))``: any server of any era, relayed.
+
+The upstreams are toolkit servers spoken to at a pinned version (so each era's wire shapes are
+what arrives), in process through the memory transport, and as real stdio and HTTP servers for
+what only a wire shows (per-session upstream sessions, the caller's token, a child process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.http_support import serve
+
+import toolkit
+from toolkit import Context, Server, ToolResult
+from toolkit._errors import ClientError, RegistrationError
+
+MODERN = "2026-07-28"
+LEGACY_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
+ALL_VERSIONS = [*LEGACY_VERSIONS, MODERN]
+STRUCTURED = ["2025-06-18", "2025-11-25", MODERN]
+UPSTREAM = Path(__file__).parent / "support" / "proxy_upstream.py"
+
+
+def upstream_server() -> Server:
+    server = Server("upstream", instructions="Upstream instructions")
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    @server.tool
+    def nums(n: int) -> list[int]:
+        return list(range(n))
+
+    @server.tool
+    def point() -> dict[str, int]:
+        return {"x": 1, "y": 2}
+
+    @server.tool(
+        output_schema={
+            "type": "object",
+            "properties": {"result": {"type": "array", "items": {"type": "integer"}}},
+            "required": ["result"],
+            "x-fastmcp-wrap-result": True,
+        }
+    )
+    def wrapped() -> dict[str, Any]:
+        return {"result": [1, 2]}
+
+    @server.tool
+    async def ask(ctx: Context) -> str:
+        answer = await ctx.elicit("Your name?", str)
+        return f"{answer.action}:{answer.data}"
+
+    @server.tool
+    async def steps(ctx: Context) -> str:
+        for step in range(3):
+            await ctx.report_progress(step, 3)
+            await ctx.info(f"step {step}")
+        return "done"
+
+    @server.tool
+    def fails() -> str:
+        raise toolkit.ToolError("upstream says no")
+
+    @server.resource("data://item/{id}")
+    def item(id: str) -> str:
+        return f"item {id}"
+
+    @server.resource("data://static")
+    def static() -> str:
+        return "static"
+
+    @server.prompt
+    def hello(who: str) -> str:
+        return f"hello {who}"
+
+    return server
+
+
+def answer_bob(params: dict[str, Any]) -> dict[str, Any]:
+    return {"action": "accept", "content": {"value": "bob"}}
+
+
+# --- the era matrix ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("upstream_version", ALL_VERSIONS)
+@pytest.mark.parametrize("caller_version", ALL_VERSIONS)
+async def test_results_are_made_natural_once_and_shaped_once(upstream_version: str, caller_version: str) -> None:
+    proxy = Server.proxy(toolkit.Client(upstream_server(), protocol_version=upstream_version))
+    async with toolkit.Client(proxy, protocol_version=caller_version) as client:
+        listed = {tool["name"]: tool for tool in await client.list_tools()}
+        assert {"add", "nums", "point", "ask"} <= set(listed)
+        nums = await client.call_tool("nums", {"n": 3})
+        point = await client.call_tool("point", {})
+        assert nums.text == "[0,1,2]"  # the JSON text every era carries
+        if upstream_version not in STRUCTURED or caller_version not in STRUCTURED:
+            # Nothing structured came (2024-11-05/2025-03-26 upstream) or can go (such a caller).
+            assert nums.structured_content is None
+            assert "outputSchema" not in listed["nums"]
+            return
+        if caller_version == MODERN:
+            assert nums.structured_content == [0, 1, 2]
+            assert listed["nums"]["outputSchema"]["type"] == "array"
+        else:
+            assert nums.structured_content == {"result": [0, 1, 2]}
+            assert listed["nums"]["outputSchema"]["properties"]["result"]["type"] == "array"
+        assert point.structured_content == {"x": 1, "y": 2}
+        assert nums.data == [0, 1, 2]
+
+
+@pytest.mark.parametrize("upstream_version", ["2025-11-25", MODERN])
+async def test_unwrap_results_undoes_a_declared_wrapper(upstream_version: str) -> None:
+    plain = Server.proxy(toolkit.Client(upstream_server(), protocol_version=upstream_version))
+    unwrapping = Server.proxy(toolkit.Client(upstream_server(), protocol_version=upstream_version), unwrap_results=True)
+    async with toolkit.Client(plain, protocol_version=MODERN) as client:
+        listed = {tool["name"]: tool for tool in await client.list_tools()}
+        assert listed["wrapped"]["outputSchema"]["properties"]["result"]["type"] == "array"
+        assert (await client.call_tool("wrapped", {})).structured_content == {"result": [1, 2]}
+    async with toolkit.Client(unwrapping, protocol_version=MODERN) as client:
+        listed = {tool["name"]: tool for tool in await client.list_tools()}
+        assert listed["wrapped"]["outputSchema"] == {"type": "array", "items": {"type": "integer"}}
+        result = await client.call_tool("wrapped", {})
+        assert result.structured_content == [1, 2]
+        assert result.text == "[1,2]"
+    async with toolkit.Client(unwrapping, protocol_version="2025-06-18") as client:
+        result = await client.call_tool("wrapped", {})
+        assert result.structured_content == {"result": [1, 2]}  # toolkit's own wrapper, for a legacy caller
+
+
+# --- what the upstream sends about a call -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("upstream_version", ["2025-06-18", MODERN])
+@pytest.mark.parametrize("caller_version", ["2025-06-18", MODERN])
+async def test_progress_and_log_messages_reach_the_caller_in_order(upstream_version: str, caller_version: str) -> None:
+    proxy = Server.proxy(toolkit.Client(upstream_server(), protocol_version=upstream_version))
+    seen: list[Any] = []
+    async with toolkit.Client(
+        proxy,
+        protocol_version=caller_version,
+        log_level="debug",
+        on_log=lambda params: seen.append(("log", params["data"])),
+    ) as client:
+        result = await client.call_tool(
+            "steps", {}, progress=lambda progress, total, message: seen.append(("progress", progress))
+        )
+    assert result.text == "done"
+    assert seen == [item for step in range(3) for item in (("progress", step), ("log", f"step {step}"))]
+
+
+@pytest.mark.parametrize(
+    ("upstream_version", "caller_version"),
+    [("2025-06-18", "2025-06-18"), (MODERN, "2025-06-18"), (MODERN, MODERN), ("2025-11-25", "2025-11-25")],
+)
+async def test_the_upstreams_questions_are_asked_of_the_caller(upstream_version: str, caller_version: str) -> None:
+    proxy = Server.proxy(toolkit.Client(upstream_server(), protocol_version=upstream_version))
+    async with toolkit.Client(proxy, protocol_version=caller_version, elicitation=answer_bob) as client:
+        assert (await client.call_tool("ask", {})).text == "accept:bob"
+
+
+async def test_a_legacy_upstream_asking_a_modern_caller_mid_call_is_declined() -> None:
+    """The one case that cannot be bridged directly (ARCHITECTURE §7): the call is not a task."""
+    proxy = Server.proxy(toolkit.Client(upstream_server(), protocol_version="2025-06-18"))
+    asked: list[Any] = []
+
+    def handler(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params)
+        return answer_bob(params)
+
+    async with toolkit.Client(proxy, protocol_version=MODERN, elicitation=handler) as client:
+        assert (await client.call_tool("ask", {})).text == "decline:None"
+    assert asked == []
+
+
+async def test_as_a_task_a_legacy_upstreams_question_reaches_a_modern_caller() -> None:
+    proxy = Server.proxy(toolkit.Client(upstream_server(), protocol_version="2025-06-18"))
+    async with toolkit.Client(proxy, protocol_version=MODERN, elicitation=answer_bob) as client:
+        handle = await client.call_tool_as_task("ask", {})
+        result = await handle.wait()
+    assert result["content"] == [{"type": "text", "text": "accept:bob"}]
+
+
+async def test_an_upstream_tool_error_stays_a_tool_error() -> None:
+    proxy = Server.proxy(toolkit.Client(upstream_server(), protocol_version=MODERN))
+    async with toolkit.Client(proxy, raise_on_error=False) as client:
+        result = await client.call_tool("fails", {})
+    assert result.is_error
+    assert result.text == "upstream says no"
+
+
+async def test_an_upstream_json_rpc_error_reaches_the_caller_as_it_was() -> None:
+    proxy = Server.proxy(toolkit.Client(upstream_server(), protocol_version="2025-11-25"))
+    async with toolkit.Client(proxy) as client:
+        with pytest.raises(ClientError) as raised:
+            await client.get_prompt("hello", {})  # "who" is required upstream
+    assert raised.value.code == -32602
+
+
+async def test_a_cancelled_call_is_cancelled_upstream() -> None:
+    upstream = Server("slow")
+    started, cancelled = asyncio.Event(), asyncio.Event()
+
+    @upstream.tool
+    async def wait() -> str:
+        started.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "late"
+
+    proxy = Server.proxy(toolkit.Client(upstream, protocol_version="2025-11-25"))
+    async with toolkit.Client(proxy, protocol_version="2025-11-25") as client:
+        call = asyncio.ensure_future(client.call_tool("wait", {}))
+        await started.wait()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await asyncio.wait_for(cancelled.wait(), 60)
+
+
+# --- resources, prompts, namespaces -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("upstream_version", ["2025-03-26", MODERN])
+async def test_resources_templates_and_prompts_under_a_namespace(upstream_version: str) -> None:
+    gateway = Server("gateway")
+    gateway.mount(toolkit.Client(upstream_server(), protocol_version=upstream_version), namespace="up")
+    async with toolkit.Client(gateway) as client:
+        assert {tool["name"] for tool in await client.list_tools()} >= {"up_add", "up_nums"}
+        assert (await client.call_tool("up_add", {"a": 2, "b": 3})).text == "5"
+        resources = [resource["uri"] for resource in await client.list_resources()]
+        assert resources == ["data://up/static"]
+        templates = [template["uriTemplate"] for template in await client.list_resource_templates()]
+        assert templates == ["data://up/item/{id}"]
+        assert await client.read_resource("data://up/item/7") == [
+            {"uri": "data://up/item/7", "mimeType": "text/plain", "text": "item 7"}
+        ]
+        prompt = await client.get_prompt("up_hello", {"who": "ann"})
+        assert prompt["messages"][0]["content"]["text"] == "hello ann"
+
+
+async def test_include_and_exclude_by_the_upstreams_names() -> None:
+    gateway = Server("gateway")
+    gateway.mount(toolkit.Client(upstream_server()), namespace="a", include=["add", "nums"])
+    gateway.mount(toolkit.Client(upstream_server()), namespace="b", exclude=["add"])
+    async with toolkit.Client(gateway) as client:
+        names = {tool["name"] for tool in await client.list_tools()}
+    assert {name for name in names if name.startswith("a_")} == {"a_add", "a_nums"}
+    assert "b_add" not in names
+    assert "b_nums" in names
+
+
+async def test_a_clash_with_a_proxied_name_fails_the_start_naming_both() -> None:
+    gateway = Server("gateway")
+
+    @gateway.tool
+    def add(a: int, b: int) -> int:
+        return 0
+
+    gateway.mount(toolkit.Client(upstream_server()))
+    with pytest.raises(RegistrationError, match=r"proxied server .* offers the tool 'add', which this server"):
+        async with toolkit.Client(gateway):
+            pass
+
+
+async def test_the_upstreams_list_changes_reach_the_caller() -> None:
+    upstream = upstream_server()
+    proxy = Server.proxy(toolkit.Client(upstream, protocol_version="2025-11-25"))
+    changed = asyncio.Event()
+
+    def notified(message: dict[str, Any]) -> None:
+        if message.get("method") == "notifications/tools/list_changed":
+            changed.set()
+
+    async with toolkit.Client(proxy, protocol_version="2025-11-25", on_notification=notified) as client:
+
+        @upstream.tool
+        def late() -> int:
+            return 7
+
+        await asyncio.wait_for(changed.wait(), 60)
+        assert (await client.call_tool("late", {})).data == 7
+
+
+async def test_a_modern_upstreams_list_changes_reach_the_caller_through_its_subscription() -> None:
+    upstream = upstream_server()
+    proxy = Server.proxy(toolkit.Client(upstream, protocol_version=MODERN))
+    async with toolkit.Client(proxy, protocol_version=MODERN) as client:
+        async with await client.listen(tools=True) as changes:
+
+            @upstream.tool
+            def late() -> int:
+                return 7
+
+            message = await asyncio.wait_for(anext(changes), 60)
+        assert message["method"] == "notifications/tools/list_changed"
+        assert "late" in {tool["name"] for tool in await client.list_tools()}
+
+
+# --- real processes and sockets ---------------------------------------------------------------------
+
+
+async def test_a_stdio_upstream_behind_a_proxy() -> None:
+    proxy = Server.proxy([sys.executable, str(UPSTREAM)])
+    async with toolkit.Client(proxy, protocol_version=MODERN) as client:
+        assert (await client.call_tool("add", {"a": 40, "b": 2})).data == 42
+
+
+async def test_each_legacy_session_gets_its_own_upstream_session_and_a_modern_upstream_is_shared() -> None:
+    upstream = Server("sessions")
+
+    @upstream.tool
+    def whoami(ctx: Context) -> str:
+        return str(ctx.session_id)
+
+    async with serve(upstream) as running:
+        url = running.url + "/mcp" if not running.url.endswith("/mcp") else running.url
+        legacy_gateway = Server.proxy(toolkit.Client(url, protocol_version="2025-11-25"))
+        async with serve(legacy_gateway) as gateway:
+            seen = set()
+            for _ in range(2):
+                async with toolkit.Client(gateway.url, protocol_version="2025-11-25") as client:
+                    first = (await client.call_tool("whoami", {})).text
+                    assert (await client.call_tool("whoami", {})).text == first  # the same session throughout
+                    seen.add(first)
+            assert len(seen) == 2
+        modern_gateway = Server.proxy(toolkit.Client(url, protocol_version=MODERN))
+        async with serve(modern_gateway) as gateway:
+            for version in ("2025-11-25", MODERN):
+                async with toolkit.Client(gateway.url, protocol_version=version) as client:
+                    assert (await client.call_tool("whoami", {})).text == "None"  # stateless upstream
+
+
+async def test_the_callers_token_is_never_forwarded_unless_asked() -> None:
+    upstream = Server("headers")
+
+    @upstream.tool
+    def authorization(ctx: Context) -> str:
+        return str(ctx.request.headers.get("authorization"))
+
+    async with serve(upstream) as running:
+        url = running.url + "/mcp" if not running.url.endswith("/mcp") else running.url
+        own = toolkit.Client(url, headers={"Authorization": "Bearer upstream-credential"})
+        async with toolkit.Client(Server.proxy(own)) as client:
+            assert (await client.call_tool("authorization", {})).text == "Bearer upstream-credential"
+        token = _Token("caller-token")
+        for forward, expected in ((False, "Bearer upstream-credential"), (True, "Bearer caller-token")):
+            proxy = Server.proxy(
+                toolkit.Client(url, headers={"Authorization": "Bearer upstream-credential"}), forward_token=forward
+            )
+            async with proxy.in_memory() as transport:
+                transport._access_token = token  # what the HTTP transport's verifier hands the engine
+                async with toolkit.Client(transport) as client:
+                    assert (await client.call_tool("authorization", {})).text == expected
+
+
+class _Token:
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.scopes: frozenset[str] = frozenset()
+        self.subject = "caller"
+        self.client_id = "client"
+        self.claims: dict[str, Any] = {}
+        self.expires_at = None
+
+
+async def test_proxy_and_mount_refuse_what_they_cannot_take() -> None:
+    with pytest.raises(TypeError, match=r"toolkit\.Server, or a toolkit\.Client"):
+        Server("x").mount(object())
+    with pytest.raises(TypeError, match="options of a proxied server"):
+        Server("x").mount(Server("y"), unwrap_results=True)
+    with pytest.raises(ValueError, match="sessions="):
+        Server.proxy(toolkit.Client(upstream_server()), sessions="sometimes")  # type: ignore[arg-type]
+
+
+async def test_a_tool_result_with_its_own_content_keeps_it() -> None:
+    upstream = Server("content")
+
+    @upstream.tool
+    def both() -> ToolResult:
+        return ToolResult(content=[toolkit.Text("see the data")], structured_content={"k": 1})
+
+    proxy = Server.proxy(toolkit.Client(upstream, protocol_version=MODERN))
+    async with toolkit.Client(proxy, protocol_version="2025-06-18") as client:
+        result = await client.call_tool("both", {})
+    assert result.text == "see the data"
+    assert result.structured_content == {"k": 1}
