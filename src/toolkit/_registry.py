@@ -168,8 +168,10 @@ class Registry:
             "templates": self.templates,
             "prompts": self.prompts,
         }
-        self._switches: dict[tuple[Literal["name", "tag"], str], bool] = {}
-        """Enable/disable rules, oldest first: (``"name"``, name or URI) or (``"tag"``, tag) → on."""
+        self._switched: dict[str, bool] = {}
+        """Name or URI → on or off (``set_enabled``): it decides for that component, whatever its tags."""
+        self._off_tags: set[str] = set()
+        """Tags switched off: a component carrying one is off, unless switched on by name."""
         self._tool_rules: dict[str, ToolRule] = {}
         """Tool name → the rule that replaces that tool (``transform_tool``)."""
         self._ruled: dict[str, tuple[ToolBase, ToolBase | None]] = {}
@@ -186,11 +188,16 @@ class Registry:
 
     @property
     def has_resources(self) -> bool:
-        return bool(self.resources or self.templates)
+        """Whether the server serves resources: some offered, or all of them switched off for now."""
+        return bool(self.resources or self.templates) or self._offers("resources", "templates")
 
     @property
     def has_prompts(self) -> bool:
-        return bool(self.prompts)
+        return bool(self.prompts) or self._offers("prompts")
+
+    def _offers(self, *kinds: Kind) -> bool:
+        """Whether a source offers ``kinds`` that rules keep from the snapshot (a capability stays declared)."""
+        return self._shaped and any(source.items(kind) for source in self._sources for kind in kinds)
 
     @property
     def has_tasks(self) -> bool:
@@ -270,26 +277,28 @@ class Registry:
     def set_enabled(self, enabled: bool, names: Iterable[str] = (), tags: Iterable[str] = ()) -> None:
         """Switch components on or off by name (or URI) and by tag, now and for any that arrive later.
 
-        The latest rule that matches a component decides: after ``disable(tags={"admin"})``,
-        ``enable("reset")`` offers ``reset`` although it is tagged ``admin``. Only the kinds
-        whose snapshot changed are announced.
+        A component switched by name is on or off as its name says; any other is off while one
+        of its tags is. So after ``disable(tags={"admin"})``, ``enable("reset")`` offers ``reset``
+        although it is tagged ``admin``, and ``enable(tags={"admin"})`` offers the others again
+        (those carrying another tag switched off stay off). Only the kinds whose snapshot
+        changed are announced.
         """
-        keys: list[tuple[Literal["name", "tag"], str]] = [("name", name) for name in names]
-        keys += [("tag", tag) for tag in tags]
-        for key in keys:
-            self._switches.pop(key, None)  # the latest rule for a name or tag replaces the earlier one
-            self._switches[key] = enabled
-        if all(self._switches.values()):  # only rules switching on: nothing is off
-            self._switches.clear()
+        for name in names:
+            self._switched[name] = enabled
+        if enabled:
+            self._off_tags.difference_update(tags)
+        else:
+            self._off_tags.update(tags)
+        if not self._off_tags and all(self._switched.values()):  # nothing is off: no rule is needed
+            self._switched.clear()
         self._reshape(KINDS)
 
     def is_enabled(self, key: str, item: Any) -> bool:
         """Whether the enable/disable rules offer ``item`` (offered as ``key``: its name or URI)."""
-        tags: frozenset[str] = item.tags
-        for (what, value), enabled in reversed(self._switches.items()):
-            if (value == key) if what == "name" else (value in tags):
-                return enabled
-        return True
+        switched = self._switched.get(key)
+        if switched is not None:
+            return switched
+        return self._off_tags.isdisjoint(item.tags)
 
     def transform_tool(self, name: str, rule: ToolRule | None) -> None:
         """Offer ``rule(tool)`` instead of the tool named ``name``, now and whenever such a tool arrives.
@@ -320,7 +329,7 @@ class Registry:
             self._changed(kind)
 
     def _reshape(self, kinds: Iterable[Kind]) -> None:
-        self._shaped = bool(self._switches or self._tool_rules)
+        self._shaped = bool(self._switched or self._off_tags or self._tool_rules)
         for kind in kinds:
             if self._merge(kind, warn=False):
                 self._changed(kind)
@@ -328,7 +337,7 @@ class Registry:
     def _shape(self, kind: Kind, merged: dict[str, Any]) -> dict[str, Any]:
         if kind == "tools" and self._tool_rules:
             merged = self._transformed(merged, self._tool_rules)
-        if self._switches:
+        if self._switched or self._off_tags:
             merged = {key: item for key, item in merged.items() if self.is_enabled(key, item)}
         return merged
 
