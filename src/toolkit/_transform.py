@@ -197,7 +197,9 @@ class TransformedTool(ToolBase):
         self._shadowed: frozenset[str] = frozenset()
         """Inner names clients must not send, where the schema is open to more properties."""
         if schema.get("additionalProperties") is not False:
-            self._shadowed = frozenset(self._outer_names.keys() | self._hidden) - set(schema.get("properties", {}))
+            behind = inner._shadowed if isinstance(inner, TransformedTool) else frozenset()
+            shadowed = self._outer_names.keys() | self._hidden | behind
+            self._shadowed = frozenset(shadowed) - set(schema.get("properties", {}))
         super().__init__(
             name or inner.name,
             input_schema=schema,
@@ -225,19 +227,19 @@ class TransformedTool(ToolBase):
         properties = schema.get("properties")
         if not isinstance(properties, dict):
             properties = {}
-        unknown = [argument for argument in arguments if argument not in properties]
-        if unknown:
-            known = ", ".join(map(repr, properties)) or "none"
-            raise RegistrationError(
-                f"{self._where}: the tool has no argument {unknown[0]!r} (its arguments: {known}); "
-                "name arguments as the tool has them"
-            )
         odd = sorted(key for key in schema if key not in _PLAIN_ROOT and not key.startswith("x-"))
         if odd or _refers_to_properties(schema):
             said = f"{odd[0]!r} at its root" if odd else "a $ref into its own properties"
             raise RegistrationError(
                 f"{self._where}: its input schema has {said}, which can name arguments; transform_tool "
                 "renames, hides or gives defaults to arguments of a plain object schema only (properties, required)"
+            )
+        unknown = [argument for argument in arguments if argument not in properties]
+        if unknown:
+            known = ", ".join(map(repr, properties)) or "none"
+            raise RegistrationError(
+                f"{self._where}: the tool has no argument {unknown[0]!r} (its arguments: {known}); "
+                "name arguments as the tool has them"
             )
         for argument, given in arguments.items():
             if not isinstance(given, ArgTransform):
