@@ -14,6 +14,7 @@
   answer) here; as tasks, over stdio and HTTP in both forms, in tests/test_tasks_wire.py.
 - ported_fastmcp.py, ported_mcp_fastmcp.py (the FastMCP ports): ``toolkit run`` over stdio and HTTP,
   driven by mcp 2.3.0, mcp 1.30.0 and ``toolkit.Client`` in both eras, in tests/test_ported_examples.py.
+- mount.py (a gateway of two servers): ``toolkit run`` over stdio in both eras, and over HTTP.
 
 Every message a server sends is validated against the official schema of the version in force.
 """
@@ -49,6 +50,7 @@ TESTED = {
     "remote_client.py",
     "ported_fastmcp.py",  # with real mcp clients: tests/test_ported_examples.py
     "ported_mcp_fastmcp.py",  # the same
+    "mount.py",
 }
 
 
@@ -300,6 +302,63 @@ def test_notes_over_stdio(stdio: Any, version: str) -> None:
     )
     assert completion["completion"]["values"] == ["2", "3"]
     client.assert_all_valid(version)
+
+
+# --- mount.py -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [MODERN, LEGACY])
+def test_mount_serves_two_servers_under_their_namespaces_over_stdio(stdio: Any, version: str) -> None:
+    client = start_stdio(stdio, "mount.py", version)
+    tools = [tool["name"] for tool in client.result("tools/list")["tools"]]
+    assert tools == ["opening_hours", "billing_unpaid_invoices", "billing_mark_paid", "support_open_ticket"]
+    unpaid = client.call_tool("billing_unpaid_invoices")["structuredContent"]
+    assert [invoice["number"] for invoice in (unpaid if version == MODERN else unpaid["result"])] == [7, 17]
+    paid = client.call_tool("billing_mark_paid", {"number": 7})["structuredContent"]
+    assert paid == {"number": 7, "customer": "Ada", "amount": 120.0, "paid": True}, "billing's ledger is open"
+    missing = client.call_tool("billing_mark_paid", {"number": 99})
+    assert missing["isError"] is True
+    assert missing["content"][0]["text"] == "There is no invoice 99; unpaid_invoices lists the open ones."
+    assert client.call_tool("support_open_ticket", {"customer": "Ada", "problem": "late"})["structuredContent"] == (
+        1 if version == MODERN else {"result": 1}
+    )
+    templates = client.result("resources/templates/list")["resourceTemplates"]
+    assert [template["uriTemplate"] for template in templates] == ["invoices://billing/{number}"]
+    (contents,) = client.result("resources/read", {"uri": "invoices://billing/17"})["contents"]
+    assert contents["uri"] == "invoices://billing/17"
+    assert json.loads(contents["text"])["customer"] == "Grace"
+    (tickets,) = client.result("resources/read", {"uri": "tickets://support/open"})["contents"]
+    assert json.loads(tickets["text"]) == ["Ada: late"]
+    completion = client.result(
+        "completion/complete",
+        {
+            "ref": {"type": "ref/resource", "uri": "invoices://billing/{number}"},
+            "argument": {"name": "number", "value": "1"},
+        },
+    )
+    assert completion["completion"]["values"] == ["17"]
+    prompt = client.result("prompts/get", {"name": "billing_payment_reminder", "arguments": {"customer": "Ada"}})
+    assert prompt["messages"][0]["content"]["text"].startswith("Write a short, friendly reminder to Ada")
+    client.assert_all_valid(version)
+
+
+async def test_mount_over_http_runs_billings_own_middleware(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ACME_BOOKS_CLOSED", "1")
+    with cli_server(EXAMPLES / "mount.py") as running:
+        async with connect(running.url) as http:
+            modern = Modern(http)
+            hours = await modern.call_tool("opening_hours")
+            assert hours.result["content"][0]["text"] == "Monday to Friday, 9:00 to 17:00 CET"
+            refused = await modern.call_tool("billing_mark_paid", {"number": 7})
+            assert refused.result["isError"] is True
+            assert (
+                refused.result["content"][0]["text"]
+                == "The books are closed for the month; record the payment tomorrow."
+            )
+            legacy = await Legacy(http).open()
+            unpaid = await legacy.call_tool("billing_unpaid_invoices")
+            assert [invoice["number"] for invoice in unpaid.result["structuredContent"]["result"]] == [7, 17]
+            assert (await legacy.delete()).status in (200, 204)
 
 
 # --- conformance_server.py ----------------------------------------------------------------------------
