@@ -739,6 +739,33 @@ async def test_lifespans_are_entered_children_first_and_exited_children_last() -
     ]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="_server.py: running() is not reentrant, so a server mounted in two parents enters its lifespan "
+    "twice, and the first parent to stop sets its lifespan_state to None under the other",
+)
+async def test_a_child_mounted_in_two_parents_keeps_one_lifespan_while_either_runs() -> None:
+    entered: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def child_life(server: Server) -> AsyncIterator[str]:
+        entered.append("enter")
+        yield "open"
+
+    child = Server("child", lifespan=child_life)
+
+    @child.tool
+    def state(ctx: Context) -> str:
+        return str(ctx.lifespan)
+
+    first, second = gateway(child, "c"), gateway(child, "c")
+    async with toolkit.Client(first) as one:
+        async with toolkit.Client(second) as two:
+            assert (await two.call_tool("c_state")).text == "open"
+        assert (await one.call_tool("c_state")).text == "open", "the other parent still runs"
+    assert entered == ["enter"]
+
+
 class Record(Middleware):
     """Records the tool each ``on_call_tool`` sees, on the way in and out."""
 
