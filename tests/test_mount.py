@@ -739,11 +739,6 @@ async def test_lifespans_are_entered_children_first_and_exited_children_last() -
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_server.py: running() is not reentrant, so a server mounted in two parents enters its lifespan "
-    "twice, and the first parent to stop sets its lifespan_state to None under the other",
-)
 async def test_a_child_mounted_in_two_parents_keeps_one_lifespan_while_either_runs() -> None:
     entered: list[str] = []
 
@@ -1180,11 +1175,6 @@ async def test_a_mounted_tools_scopes_are_enforced_by_the_parents_auth(version: 
             assert charged.data == {"amount": 5, "caller": "alice", "server": "billing"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_server.py: http_app() asks for the lifespan only when the parent has one (lifespan_required), "
-    "so a host app that never runs it serves a mounted child with ctx.lifespan None",
-)
 async def test_a_host_app_that_skips_the_lifespan_is_told_when_only_a_child_has_one() -> None:
     @contextlib.asynccontextmanager
     async def child_life(server: Server) -> AsyncIterator[str]:
@@ -1208,3 +1198,20 @@ def test_mounting_logs_no_warning(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.DEBUG, logger="toolkit"):
         gateway(billing_server())
     assert [record for record in caplog.records if record.levelno >= logging.WARNING] == []
+
+
+async def test_mounting_into_a_running_server_is_refused_saying_when_to_mount() -> None:
+    parent, child = Server("parent"), Server("late-child")
+
+    @child.tool
+    def ping() -> str:
+        return "pong"
+
+    async with toolkit.Client(parent):
+        with pytest.raises(RegistrationError, match=r"mount server 'late-child' in 'parent' before it starts serving"):
+            parent.mount(child, "late")
+        with pytest.raises(RegistrationError, match=r"mount a proxied server in 'parent' before it starts serving"):
+            parent.mount(toolkit.Client(child), "late")
+    parent.mount(child, "late")  # stopped again: fine
+    async with toolkit.Client(parent) as client:
+        assert (await client.call_tool("late_ping", {})).text == "pong"

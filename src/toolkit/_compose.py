@@ -8,9 +8,10 @@ parent's registry, which refuses a name two sources offer, naming both.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any, cast
 
 from ._errors import RegistrationError
 from ._registry import Kind
@@ -18,6 +19,8 @@ from ._sources.mounted import MountedSource
 from ._sources.namespace import checked_namespace
 
 if TYPE_CHECKING:
+    from ._engine import Engine
+    from ._registry import Registry
     from ._server import Server
     from ._sources.proxy import ProxySource
     from ._sources.upstream import Sessions
@@ -66,6 +69,7 @@ def mount_server(
     exclude: Iterable[str] | None = None,
 ) -> MountedSource:
     """Offer ``child``'s components through ``parent``, under ``namespace``."""
+    _not_running(parent, f"server {child.name!r}")
     if namespace is not None:
         checked_namespace(namespace)
     if child is parent:
@@ -92,13 +96,11 @@ def mount_server(
 
 
 def _descendants(server: Server) -> list[Server]:
-    from ._server import Server  # noqa: PLC0415 - the facade, for the isinstance only
-
     found: list[Server] = []
     for child, _ in server.mounted:
-        if isinstance(child, Server):
-            found.append(child)
-            found.extend(_descendants(child))
+        if isinstance(child, ComposeMixin):
+            found.append(cast("Server", child))
+            found.extend(_descendants(cast("Server", child)))
     return found
 
 
@@ -114,6 +116,7 @@ def mount_client(
     forward_token: bool = False,
 ) -> ProxySource:
     """Offer the components of the server ``client`` connects to through ``parent``, under ``namespace``."""
+    _not_running(parent, "a proxied server")
     from ._client.targets import describe  # noqa: PLC0415 - the client wing: only for a proxy
     from ._sources.proxy import ProxySource  # noqa: PLC0415
 
@@ -135,6 +138,52 @@ def mount_client(
     return source
 
 
+def _not_running(parent: Server, what: str) -> None:
+    if parent._runs.count:
+        raise RegistrationError(
+            f"mount {what} in {parent.name!r} before it starts serving: its lifespan and connections start with "
+            f"{parent.name!r}'s"
+        )
+
+
+class SharedRun:
+    """One run of a server's lifespan shared by everyone serving it at once: the first starts it, the last stops it."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._lock: asyncio.Lock | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _locked(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._lock is None or (self._loop is not loop and not self.count):
+            self._lock, self._loop = asyncio.Lock(), loop
+        return self._lock
+
+    @contextlib.asynccontextmanager
+    async def held(self, start: Callable[[contextlib.AsyncExitStack], Awaitable[None]]) -> AsyncIterator[None]:
+        lock = self._locked()
+        async with lock:
+            if not self.count:
+                stack = contextlib.AsyncExitStack()
+                try:
+                    await start(stack)
+                except BaseException:
+                    await stack.aclose()
+                    raise
+                self._stack = stack
+            self.count += 1
+        try:
+            yield
+        finally:
+            async with lock:
+                self.count -= 1
+                if not self.count and self._stack is not None:
+                    stack, self._stack = self._stack, None
+                    await stack.aclose()
+
+
 @contextlib.asynccontextmanager
 async def children_running(server: Server) -> AsyncIterator[None]:
     """Mounted servers' lifespans and proxied servers' connections, for as long as ``server`` runs.
@@ -142,11 +191,10 @@ async def children_running(server: Server) -> AsyncIterator[None]:
     Started in mount order, stopped in reverse. A proxied server's names are known once it is
     connected: one that another source offers fails the start here, naming both.
     """
-    from ._server import Server  # noqa: PLC0415 - the facade, for the isinstance only
-
     async with contextlib.AsyncExitStack() as stack:
         for child, source in server.mounted:
-            if isinstance(child, Server):
+            if isinstance(child, ComposeMixin):
+                child = cast("Server", child)
                 await stack.enter_async_context(child.running())
                 continue
             stack.push_async_callback(source.stop)
@@ -168,10 +216,36 @@ def _refuse_clashes(server: Server, source: Any) -> None:
 
 
 class ComposeMixin:
-    """``Server.mount`` and ``Server.proxy``: other servers' components offered through this one."""
+    """``Server.mount``, ``Server.proxy``, and running a server with what is mounted in it."""
 
-    registry: Any
+    registry: Registry
+    engine: Engine
     name: str
+    served: bool
+    lifespan: Any
+    lifespan_state: Any
+    mounted: list[tuple[Any, Any]]
+    _runs: SharedRun
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[Any]:
+        """Enter the lifespan (and mounted servers') for as long as a transport serves this server.
+
+        Entered once however many transports, clients or parents serve it at the same time: the
+        first one in starts it, the last one out stops it.
+        """
+        self.served = True
+        self.engine.bind_loop(asyncio.get_running_loop())
+        async with self._runs.held(self._start_running):
+            yield self
+
+    async def _start_running(self, stack: contextlib.AsyncExitStack) -> None:
+        await stack.enter_async_context(
+            children_running(cast("Server", self))
+        )  # mounted servers start first, stop last
+        if self.lifespan is not None:
+            self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
+            stack.callback(setattr, self, "lifespan_state", None)
 
     def mount(
         self,
@@ -198,9 +272,9 @@ class ComposeMixin:
         ``Server.proxy``'s ``unwrap_results``, ``sessions`` and ``forward_token``.
         """
         from ._client.client import Client  # noqa: PLC0415 - the client wing: only for a proxy
-        from ._server import Server  # noqa: PLC0415 - the facade, for the isinstance only
 
-        if isinstance(child, Server):
+        if isinstance(child, ComposeMixin):
+            child = cast("Server", child)
             if proxy_options:
                 raise TypeError(f"mount({child.name!r}): {sorted(proxy_options)} are options of a proxied server")
             mount_server(self, child, namespace=namespace, include=include, exclude=exclude)  # type: ignore[arg-type]

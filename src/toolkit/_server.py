@@ -7,7 +7,6 @@ engine, its limits and the callables it needs. Nothing below it imports it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, Unpack, overl
 from . import _compat
 from ._completions import Completer
 from ._components import ToolBase
-from ._compose import ComposeMixin, children_running
+from ._compose import ComposeMixin, SharedRun
 from ._context import Context
 from ._engine import Engine
 from ._errors import RegistrationError, RunAtImport
@@ -199,6 +198,7 @@ class Server(ComposeMixin, ShapingMixin):
         """What ``mount`` added: (the child server or client, its source), in order."""
         self.parents: list[tuple[Server, str | None]] = []
         """The servers this one is mounted in, with its namespace there."""
+        self._runs = SharedRun()
         self.engine = Engine(self.registry, self.settings, owner=self, lifespan_state=lambda: self.lifespan_state)
         self.engine.add_extension(TasksExtension())
         self._middleware: list[Middleware] = []
@@ -565,21 +565,6 @@ class Server(ComposeMixin, ShapingMixin):
     # --- running ------------------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[Server]:
-        """Enter the lifespan for as long as a transport serves this server."""
-        self.served = True
-        self.engine.bind_loop(asyncio.get_running_loop())
-        if self.lifespan is None and not self.mounted:
-            yield self
-            return
-        async with contextlib.AsyncExitStack() as stack:
-            await stack.enter_async_context(children_running(self))  # mounted servers start first, stop last
-            if self.lifespan is not None:
-                self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
-                stack.callback(setattr, self, "lifespan_state", None)
-            yield self
-
-    @contextlib.asynccontextmanager
     async def in_memory(self) -> AsyncIterator[MemoryTransport]:
         """A client's connection to this server in this process, for as long as the lifespan runs.
 
@@ -682,7 +667,7 @@ class Server(ComposeMixin, ShapingMixin):
             self.engine,
             running=self.running,
             tool_headers=self._tool_headers,
-            lifespan_required=self.lifespan is not None,
+            lifespan_required=self.lifespan is not None or bool(self.mounted),
             max_concurrent_requests=self.max_concurrent_requests,
             **options,
         )
