@@ -72,6 +72,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "_cli",
             "_cli_remote",
             "_cli_calls",
+            "_cli_proxy",
+            "_proxy_config",
             "_install",
             "_dev",
             "_dev_server",

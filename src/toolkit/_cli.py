@@ -1,4 +1,4 @@
-"""The ``toolkit`` command: ``toolkit run|dev|tools|call|install|version``."""
+"""The ``toolkit`` command: ``toolkit run|dev|tools|call|install|proxy|version``."""
 
 from __future__ import annotations
 
@@ -84,26 +84,7 @@ def _parser() -> argparse.ArgumentParser:
         help="KEY=VALUE lines to add to the environment first (default: ./.env when there); variables already "
         "set win; TOOLKIT_* variables set the server's settings (docs/cli.md)",
     )
-    auth = run.add_argument_group(
-        "authorization (HTTP)", "Require JWT bearer tokens; each flag also reads its environment variable."
-    )
-    auth.add_argument("--auth-jwks-uri", metavar="URL", help="the authorization server's JWKS ($TOOLKIT_AUTH_JWKS_URI)")
-    auth.add_argument("--auth-issuer", metavar="URL", help="the tokens' expected iss ($TOOLKIT_AUTH_ISSUER)")
-    auth.add_argument(
-        "--auth-audience",
-        metavar="URL",
-        help="the tokens' expected aud; default --resource-url ($TOOLKIT_AUTH_AUDIENCE)",
-    )
-    auth.add_argument(
-        "--authorization-server",
-        metavar="URL",
-        action="append",
-        help="issuer clients get tokens from, repeatable; default --auth-issuer ($TOOLKIT_AUTH_AUTHORIZATION_SERVERS)",
-    )
-    auth.add_argument("--resource-url", metavar="URL", help="this server's canonical URL ($TOOLKIT_RESOURCE_URL)")
-    auth.add_argument(
-        "--required-scope", metavar="SCOPE", action="append", help="scope every request needs, repeatable"
-    )
+    _auth_options(run)
 
     tools = commands.add_parser("tools", help="print the tools as a client of a given protocol version sees them")
     tools.add_argument("app", metavar="TARGET", help=TARGET_HELP)
@@ -147,8 +128,34 @@ def _parser() -> argparse.ArgumentParser:
     install.add_argument("--force", action="store_true", help="replace an entry of the same name")
     install.add_argument("--traceback", action="store_true", help="show the full traceback of an error loading APP")
 
+    # Its own parser, in _cli_proxy (imported only for it: it loads the client); listed here for --help.
+    commands.add_parser("proxy", help="serve any MCP server, or the servers of an mcpServers file, as one gateway")
     commands.add_parser("version", help="print toolkit's version")
     return parser
+
+
+def _auth_options(command: argparse.ArgumentParser) -> None:
+    """``run`` and ``proxy`` over HTTP: the flags that require JWT bearer tokens."""
+    auth = command.add_argument_group(
+        "authorization (HTTP)", "Require JWT bearer tokens; each flag also reads its environment variable."
+    )
+    auth.add_argument("--auth-jwks-uri", metavar="URL", help="the authorization server's JWKS ($TOOLKIT_AUTH_JWKS_URI)")
+    auth.add_argument("--auth-issuer", metavar="URL", help="the tokens' expected iss ($TOOLKIT_AUTH_ISSUER)")
+    auth.add_argument(
+        "--auth-audience",
+        metavar="URL",
+        help="the tokens' expected aud; default --resource-url ($TOOLKIT_AUTH_AUDIENCE)",
+    )
+    auth.add_argument(
+        "--authorization-server",
+        metavar="URL",
+        action="append",
+        help="issuer clients get tokens from, repeatable; default --auth-issuer ($TOOLKIT_AUTH_AUTHORIZATION_SERVERS)",
+    )
+    auth.add_argument("--resource-url", metavar="URL", help="this server's canonical URL ($TOOLKIT_RESOURCE_URL)")
+    auth.add_argument(
+        "--required-scope", metavar="SCOPE", action="append", help="scope every request needs, repeatable"
+    )
 
 
 def _client_options(command: argparse.ArgumentParser) -> None:
@@ -181,6 +188,11 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _main(argv: list[str] | None) -> None:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["proxy"]:
+        from ._cli_proxy import proxy  # noqa: PLC0415  (the client: only for this command)
+
+        raise SystemExit(proxy(given[1:], auth_options=_auth_options))
     parser = _parser()
     args, unknown = parser.parse_known_args(argv)
     if args.command == "call":
