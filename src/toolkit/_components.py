@@ -47,21 +47,27 @@ def not_json_message(name: str, value: Any, exc: NotSerializable) -> str:
 
 
 def declared_tags(tags: Iterable[str] | None, what: str) -> frozenset[str]:
-    """The ``tags=`` of a tool, resource or prompt, checked: an iterable of strings (a lone string is a mistake)."""
-    if tags is None:
+    """The ``tags=`` of a tool, resource or prompt, checked (``declared_strings``)."""
+    return declared_strings(tags, what, "tags=")
+
+
+def declared_strings(values: Iterable[str] | None, what: str, option: str) -> frozenset[str]:
+    """An option naming several tags or names (``tags=``, ``names=``): non-empty strings; a lone string is a mistake."""
+    if values is None:
         return frozenset()
-    if isinstance(tags, str):
+    noun = "tag" if "tags" in option else "name"
+    if isinstance(values, str):
         raise TypeError(
-            f"{what}: tags= takes an iterable of strings, e.g. tags={{{tags!r}}}, not the string {tags!r} "
-            "(which would be read as one tag per character)"
+            f"{what}: {option} takes an iterable of strings, e.g. {option}{{{values!r}}}, not the string "
+            f"{values!r} (which would be read as one {noun} per character)"
         )
     try:
-        result = frozenset(tags)
+        result = frozenset(values)
     except TypeError:
-        raise TypeError(f"{what}: tags= takes an iterable of strings, e.g. tags={{'admin'}}, not {tags!r}") from None
-    for tag in result:
-        if not isinstance(tag, str) or not tag:
-            raise TypeError(f"{what}: every tag must be a non-empty string; {tag!r} is not")
+        raise TypeError(f"{what}: {option} takes an iterable of strings, not {values!r}") from None
+    for value in result:
+        if not isinstance(value, str) or not value:
+            raise TypeError(f"{what}: every {noun} must be a non-empty string; {value!r} is not")
     return result
 
 

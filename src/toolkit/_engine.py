@@ -40,7 +40,7 @@ from ._methods import METHODS, Era, named_field
 from ._middleware.base import Middleware, Pipeline, serve
 from ._notifications import Announcer, Listener, Subscribers
 from ._pages import Lists, Visibility
-from ._registry import Kind, Registry
+from ._registry import KINDS, Kind, Registry
 from ._session import Connection, Session
 from ._settings import Settings
 from ._store.base import Store
@@ -289,7 +289,7 @@ class Engine:
     def set_visibility(self, visibility: Visibility | None) -> None:
         """Ask ``visibility(component, caller)`` before every list entry and every use; ``None``: stop asking."""
         self.visibility = self.lists.visibility = visibility
-        self.registry.touch("tools", "resources", "templates", "prompts")
+        self.registry.touch(*(kind for kind in KINDS if self.registry.items(kind)))
 
     def _check_visible(self, inbound: InboundRequest, visibility: Visibility) -> None:
         """Answer a call, read, get or completion of something hidden from this caller as if it did not exist."""

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from ._completions import Completer
-from ._components import PromptBase, ResourceBase, TemplateBase, ToolBase, declared_tags
+from ._components import PromptBase, ResourceBase, TemplateBase, ToolBase, declared_strings
 from ._errors import INVALID_PARAMS, McpError, RegistrationError, UnsafeValue
 from ._methods import METHODS
 from ._methods import target as target_of
@@ -97,10 +97,10 @@ class Selection:
         exclude_names: Iterable[str] | None = None,
         exclude_tags: Iterable[str] | None = None,
     ) -> None:
-        self.names = None if names is None else declared_names(names, "Selection(names=...)")
-        self.tags = None if tags is None else declared_tags(tags, "Selection(tags=...)")
-        self.exclude_names = declared_names(exclude_names, "Selection(exclude_names=...)")
-        self.exclude_tags = declared_tags(exclude_tags, "Selection(exclude_tags=...)")
+        self.names = None if names is None else declared_strings(names, "Selection", "names=")
+        self.tags = None if tags is None else declared_strings(tags, "Selection", "tags=")
+        self.exclude_names = declared_strings(exclude_names, "Selection", "exclude_names=")
+        self.exclude_tags = declared_strings(exclude_tags, "Selection", "exclude_tags=")
 
     def allows(self, kind: Kind, key: str, item: Any) -> bool:
         """Whether the component ``item``, offered as ``key`` (a name or URI), is offered."""
@@ -120,19 +120,6 @@ class Selection:
             if (value := getattr(self, field))
         ]
         return f"Selection({', '.join(given)})"
-
-
-def declared_names(names: Iterable[str] | None, what: str) -> frozenset[str]:
-    """Names or URIs given to a rule, checked: an iterable of strings (a lone string is a mistake)."""
-    if names is None:
-        return frozenset()
-    if isinstance(names, str):
-        raise TypeError(f"{what} takes an iterable of names, e.g. [{names!r}], not the string {names!r}")
-    result = frozenset(names)
-    for name in result:
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"{what}: every name must be a non-empty string; {name!r} is not")
-    return result
 
 
 ToolRule = Callable[[ToolBase], ToolBase]

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
-from ._components import declared_tags
+from ._components import declared_strings
 from ._inbound import Caller
-from ._registry import Registry, declared_names
+from ._registry import Registry
 
 if TYPE_CHECKING:
     from ._engine import Engine
@@ -56,7 +56,9 @@ class ShapingMixin:
                     f"server.{method}() takes names one by one, server.{method}('a', 'b'), "
                     f"and tags as tags={{...}}; not {name!r}"
                 )
-        return declared_names(names, f"server.{method}()"), declared_tags(tags, f"server.{method}()")
+        return declared_strings(names, f"server.{method}()", "names"), declared_strings(
+            tags, f"server.{method}()", "tags="
+        )
 
     def visibility(self, fn: VisibilityT, /) -> VisibilityT:
         """Decorator: ``fn(component, caller) -> bool`` decides who sees what (see ``set_visibility``)."""
