@@ -60,6 +60,17 @@ TASK_METRICS = ("cpu_us", "p50_us", "requests")  # the tasks batches' figures (t
 CLIENT_TRANSPORTS = {"stdio": "stdio", "http": "HTTP"}
 CLIENT_METRICS = ("cpu_us", "p50_us")
 CLIENT_TARGET = Fraction(3, 10)  # toolkit.Client / each anchor's Client: client CPU per tools/call
+# The compose scenario (bench/compose.py). Mount: get_items on the server itself ("direct") and the
+# same tool in a child server mounted under a namespace ("mounted"), stdio and HTTP sequential.
+MOUNT_MODES = {"stdio": "stdio", "http_seq": "HTTP sequential"}
+MOUNT_VARIANTS = {"direct": "on the server itself", "mounted": "mounted under a namespace"}
+MOUNT_TARGET = Fraction(11, 10)  # mounted / direct: the server's CPU per call
+# Gateway: get_items through a gateway served over HTTP (toolkit: Server.proxy under toolkit run;
+# fastmcp: create_proxy) in front of toolkit's bench server, reached over HTTP or started over stdio.
+GATEWAY_UPSTREAMS = {"http": "HTTP upstream", "stdio": "stdio upstream"}
+GATEWAY_TARGET = Fraction(3, 2)  # the gateway process's CPU per call / a direct call's server CPU
+PROXY_TARGET = Fraction(3, 10)  # toolkit's gateway / fastmcp's proxy: the gateway process's CPU per call
+COMPOSE_METRICS = ("cpu_us", "p50_us")  # each compose batch's figures (the ratios are derived)
 
 
 @dataclass(frozen=True)
@@ -222,6 +233,7 @@ def _catalogue() -> list[Metric]:
                 "µs",
             )
         )
+    metrics += _compose_catalogue()
     for era in ERAS:
         for count in REPLICA_COUNTS:
             prefix = f"scaleout.{era}.r{count}"
@@ -245,6 +257,72 @@ def _catalogue() -> list[Metric]:
                 ),
             )
         )
+    return metrics
+
+
+def _compose_catalogue() -> list[Metric]:
+    metrics: list[Metric] = []
+    for mode, mode_label in MOUNT_MODES.items():
+        for era in ERAS:
+            where = f"{mode_label}, {era}"
+            for variant, variant_label in MOUNT_VARIANTS.items():
+                prefix = f"compose.mount.{mode}.{era}.{variant}"
+                metrics += [
+                    Metric(f"{prefix}.cpu_us", f"get_items server CPU/call, {variant_label} ({where})", "µs"),
+                    Metric(f"{prefix}.p50_us", f"get_items p50 latency, {variant_label} ({where})", "µs"),
+                ]
+            metrics.append(
+                Metric(
+                    f"compose.mount.{mode}.{era}.cpu_ratio",
+                    f"server CPU/call, mounted / on the server itself ({where})",
+                    "x",
+                    target=MOUNT_TARGET,
+                    target_of="value",
+                    ratio_of=(
+                        f"compose.mount.{mode}.{era}.mounted.cpu_us",
+                        f"compose.mount.{mode}.{era}.direct.cpu_us",
+                    ),
+                )
+            )
+    for era in ERAS:
+        metrics += [
+            Metric(
+                f"compose.gateway.direct.{era}.cpu_us",
+                f"get_items upstream CPU/call, called directly (toolkit server, HTTP sequential, {era})",
+                "µs",
+            ),
+            Metric(
+                f"compose.gateway.direct.{era}.p50_us",
+                f"get_items p50 latency, called directly (toolkit server, HTTP sequential, {era})",
+                "µs",
+            ),
+        ]
+        for upstream, upstream_label in GATEWAY_UPSTREAMS.items():
+            prefix = f"compose.gateway.{upstream}.{era}"
+            where = f"HTTP sequential, {upstream_label}, {era}"
+            metrics += [
+                Metric(
+                    f"{prefix}.cpu_us",
+                    f"get_items gateway process CPU/call, via the gateway ({where})",
+                    "µs",
+                    target=PROXY_TARGET,
+                ),
+                Metric(f"{prefix}.upstream_cpu_us", f"get_items upstream CPU/call, via the gateway ({where})", "µs"),
+                Metric(f"{prefix}.p50_us", f"get_items p50 latency, via the gateway ({where})", "µs"),
+                Metric(
+                    f"{prefix}.added_p50_us",
+                    f"get_items p50 latency added by the gateway, via - direct ({where})",
+                    "µs",
+                ),
+                Metric(
+                    f"{prefix}.cpu_ratio",
+                    f"gateway process CPU/call / a direct call's server CPU ({where})",
+                    "x",
+                    target=GATEWAY_TARGET,
+                    target_of="value",
+                    ratio_of=(f"{prefix}.cpu_us", f"compose.gateway.direct.{era}.cpu_us"),
+                ),
+            ]
     return metrics
 
 

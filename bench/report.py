@@ -10,7 +10,7 @@ from dataclasses import asdict
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from bench import clients
+from bench import clients, compose
 from bench.metrics import (
     ANCHORS,
     AUTH_TARGET,
@@ -256,6 +256,7 @@ def table(results: dict[str, Any]) -> str:
     out += _scaleout_note(results)
     out += _tasks_note(results)
     out += clients.note(results)
+    out += compose.note(results)
     return "\n".join(out)
 
 

@@ -34,6 +34,7 @@ from bench import procs, report
 from bench.baseline import ALIASES, Baseline, BaselineError, compile_sources, prepare
 from bench.clients import client_calls, testing_calls
 from bench.cluster import SERVED_BY, Balancer, RedisServer
+from bench.compose import gateway_calls, mount_calls
 from bench.driver import (
     ACCEPT_BOTH,
     TASKS_EXTENSION,
@@ -102,10 +103,11 @@ SCENARIO_GROUPS = (
     "scaleout",
     "tasks",
     "client",
+    "compose",
 )
 # Run when --scenarios is not given; store and scaleout (redis-server, HAProxy) and tasks
 # (toolkit only) only when asked.
-DEFAULT_GROUPS = ("import", "register", "calls", "auth", "middleware", "list500", "rss", "client")
+DEFAULT_GROUPS = ("import", "register", "calls", "auth", "middleware", "list500", "rss", "client", "compose")
 BATCH_METRICS = ("cpu_us", "calls_per_s", "p50_us", "p99_us")
 AUTH_METRICS = ("cpu_us", "p50_us")  # the auth batches' figures (cpu_ratio is derived after the run)
 STORE_METRICS = ("cpu_us", "p50_us")  # the store batches' figures (cpu_ratio is derived after the run)
@@ -188,9 +190,11 @@ class Settings:
 def server_env() -> dict[str, str]:
     env = dict(os.environ)
     # TOOLKIT_STORE too: a server without --store must use the memory store, whatever the shell says.
-    # BENCH_MIDDLEWARE too: only the middleware scenario adds one. And OTEL_*: the SDK the otel
-    # variant configures reads them (sampler, limits, OTEL_SDK_DISABLED), the shell must not.
-    for name in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "TOOLKIT_STORE", "BENCH_MIDDLEWARE"):
+    # BENCH_MIDDLEWARE, BENCH_MOUNT and BENCH_UPSTREAM too: only the middleware and compose scenarios
+    # set them. And OTEL_*: the SDK the otel variant configures reads them (sampler, limits,
+    # OTEL_SDK_DISABLED), the shell must not.
+    unset = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "TOOLKIT_STORE")
+    for name in (*unset, "BENCH_MIDDLEWARE", "BENCH_MOUNT", "BENCH_UPSTREAM"):
         env.pop(name, None)
     for name in [name for name in env if name.startswith("OTEL_")]:
         del env[name]
@@ -221,6 +225,7 @@ class Bench:
         self._middleware_support: dict[str, dict[str, str | None]] = {}  # framework -> variant -> why not
         self._client_support: dict[tuple[str, str], str] = {}  # (framework, transport) -> why its client cannot
         self._client_import_checked: set[str] = set()  # toolkit columns whose `import toolkit` was checked
+        self._compose_support: dict[str, dict[str, str | None]] = {}  # mount/proxy -> framework -> why not
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -1000,6 +1005,16 @@ class Bench:
                 lambda fw: client_calls(self, fw),
             ),
             ("client", "toolkit.testing.Client in process, both eras", lambda fw: testing_calls(self, fw)),
+            (
+                "compose",
+                "get_items on the server and mounted, stdio and HTTP, both eras",
+                lambda fw: mount_calls(self, fw),
+            ),
+            (
+                "compose",
+                "get_items direct and through a gateway (HTTP and stdio upstream), both eras",
+                lambda fw: gateway_calls(self, fw),
+            ),
         ]
         return [entry for entry in every if entry[0] in selected]
 
@@ -1105,7 +1120,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "toolkit only (ratios to its own no-middleware server); store and scaleout start redis-server (and "
         "HAProxy) and measure toolkit only, as does tasks: add --only toolkit; client measures each framework's "
         "MCP client (toolkit.Client, mcp.Client, fastmcp.Client) against the same toolkit server, and "
-        "toolkit.testing.Client",
+        "toolkit.testing.Client; compose measures a mounted tool against the same tool on the server (toolkit, "
+        "fastmcp) and a gateway (toolkit's Server.proxy, fastmcp's create_proxy) in front of toolkit's server",
     )
     parser.add_argument(
         "--scaleout-seconds",

@@ -13,6 +13,8 @@ import workloads
 from mcp.server.mcpserver import MCPServer
 
 config = workloads.Config.load(sys.argv[1:] if __name__ == "__main__" else None)
+if config.mount:
+    raise SystemExit("mcp_server.py: mcp 2.3.0's MCPServer cannot mount a server (--mount/BENCH_MOUNT)")
 server = MCPServer("bench", version="1.0.0")
 for fn in workloads.tools(config.workload):
     server.add_tool(fn)

@@ -34,8 +34,14 @@ if os.environ.get("BENCH_AUTH_JWKS"):
     server = Server("bench", version="1.0.0", auth=verifier, authorization_servers=[issuer])
 else:
     server = Server("bench", version="1.0.0")
-for fn in workloads.tools(config.workload):
-    server.add_tool(fn)
+if config.mount:
+    child = Server("bench-child", version="1.0.0")
+    for fn in workloads.tools(config.workload):
+        child.add_tool(fn)
+    server.mount(child, namespace=config.mount)
+else:
+    for fn in workloads.tools(config.workload):
+        server.add_tool(fn)
 if os.environ.get("BENCH_MIDDLEWARE", "none") not in ("", "none"):
     import middleware
 

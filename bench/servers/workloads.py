@@ -6,6 +6,11 @@ overridden by command-line flags when a server file is run as a script::
 
     python bench/servers/mcp_server.py --workload items --transport http --port 8123
 
+``--mount NAMESPACE`` (or ``BENCH_MOUNT``; the ``compose`` scenario): the workload's tools are
+registered in a child server, mounted in the served one under ``NAMESPACE`` (``get_items`` is then
+``NAMESPACE_get_items``), by the frameworks that can mount (toolkit, fastmcp). Unset, every server
+is built exactly as without it.
+
 Workloads:
 - ``items``: one tool, ``get_items() -> list[Item]`` (workload A);
 - ``gen500``: the 500 generated tools of ``generated.py`` (workload B);
@@ -49,6 +54,7 @@ class Config:
     transport: Transport = "stdio"
     host: str = "127.0.0.1"
     port: int = 8000
+    mount: str | None = None  # the namespace the tools are mounted under, in a child server
 
     @classmethod
     def load(cls, argv: list[str] | None) -> "Config":
@@ -59,12 +65,14 @@ class Config:
         parser.add_argument("--transport", choices=["stdio", "http"])
         parser.add_argument("--host")
         parser.add_argument("--port", type=int)
+        parser.add_argument("--mount", metavar="NAMESPACE")
         args = parser.parse_args(argv or [])
         return cls(
             workload=cast(Workload, args.workload or env.get("BENCH_WORKLOAD", "items")),
             transport=cast(Transport, args.transport or env.get("BENCH_TRANSPORT", "stdio")),
             host=args.host or env.get("BENCH_HOST", "127.0.0.1"),
             port=args.port or int(env.get("BENCH_PORT", "8000")),
+            mount=args.mount or env.get("BENCH_MOUNT") or None,
         )
 
 
