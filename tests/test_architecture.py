@@ -250,6 +250,8 @@ NOT_AT_START_UP = (
     "queue",  # the worker threads of plain ``def`` functions, started on first use
     "mimetypes",  # content blocks read from files
     "toolkit._client",  # a server never needs the client
+    "toolkit._sources.proxy",  # only a server that proxies another
+    "toolkit._transform",  # only once a tool is transformed
 )
 NOT_AT_START_UP_PREFIXES = tuple(f"{name}." for name in NOT_AT_START_UP)
 START_A_SERVER = """

@@ -125,13 +125,10 @@ def test_a_tag_given_as_a_string_is_refused_naming_the_function() -> None:
         ToolBase("raw", input_schema={"type": "object"}, tags="admin")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="Server.resource takes no tags= yet: _server.py is to pass it on to Resource/ResourceTemplate"
-)
 def test_the_resource_decorator_takes_tags() -> None:
     server = Server("tags")
 
-    @server.resource("data://x", tags={"admin"})  # type: ignore[call-arg]
+    @server.resource("data://x", tags={"admin"})
     def x() -> str:
         return ""
 

@@ -314,6 +314,7 @@ class Server(ComposeMixin, ShapingMixin):
             timeout: Seconds before the call is cancelled and an error returned.
             scopes: OAuth scopes a caller's token must grant to see and call the tool
                 (HTTP with ``auth=``); others get 403 ``insufficient_scope`` naming them.
+            tags: Labels for ``disable``/``enable``, mounts and visibility rules (never sent).
             task: ``"optional"``: the call becomes a task (answered at once with a task
                 handle, polled with ``tasks/get``) when the client can take one;
                 ``"required"``: always a task, clients that cannot are refused;
@@ -395,13 +396,15 @@ class Server(ComposeMixin, ShapingMixin):
         ttl_ms: int | None = None,
         cache_scope: Literal["public", "private"] | None = None,
         scopes: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
         allow_traversal: bool = False,
     ) -> Callable[[F], F]:
         """Register a resource at ``uri``; a URI with ``{variables}`` registers a template.
 
         The function returns ``str`` (text), ``bytes`` (a blob), ``ResourceContents``, or any
         JSON-serializable value (sent as ``application/json`` text). ``scopes``: OAuth scopes
-        a caller's token must grant to see and read it (HTTP with ``auth=``). A template's values
+        a caller's token must grant to see and read it (HTTP with ``auth=``); ``tags``: labels for
+        ``disable``/``enable`` and visibility rules (never sent). A template's values
         are percent-decoded once and refused when they could leave a directory (``..``, ``/`` in a
         one-segment variable, an absolute path); ``allow_traversal=True`` turns that off.
         """
@@ -421,6 +424,7 @@ class Server(ComposeMixin, ShapingMixin):
             "ttl_ms": ttl_ms,
             "cache_scope": cache_scope,
             "scopes": scopes,
+            "tags": tags,
         }
 
         def decorator(function: F) -> F:
@@ -463,12 +467,14 @@ class Server(ComposeMixin, ShapingMixin):
         icons: list[dict[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         scopes: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def prompt(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         """Register a prompt. It returns a str, a ``Message``, content blocks, or a list of those.
 
-        ``scopes``: OAuth scopes a caller's token must grant to see and get it (HTTP with ``auth=``).
+        ``scopes``: OAuth scopes a caller's token must grant to see and get it (HTTP with ``auth=``);
+        ``tags``: labels for ``disable``/``enable`` and visibility rules (never sent).
         """
 
         if isinstance(fn, str):
