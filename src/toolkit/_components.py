@@ -244,6 +244,13 @@ class ResourceBase:
         """The ``contents`` of a read."""
         raise NotImplementedError(f"{type(self).__name__} must define read()")
 
+    async def watch(self, uri: str) -> None:
+        """A client subscribed to ``uri`` (one of this resource's): a resource that learns of changes
+        from elsewhere (a proxied one) starts listening; one per subscription, ended by ``unwatch``."""
+
+    async def unwatch(self, uri: str) -> None:
+        """A subscription to ``uri`` ended (see ``watch``)."""
+
 
 class TemplateBase(ResourceBase):
     """Resources whose URIs follow a template: ``match`` says whether a URI is one, with its values."""

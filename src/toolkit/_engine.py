@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from . import _compat
 from ._calls import Calls, required_str
+from ._components import ResourceBase
 from ._errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -281,7 +282,7 @@ class Engine:
             scopes = " ".join(sorted(needed))
             raise McpError(
                 INVALID_REQUEST,
-                f"Forbidden: this request needs the inbound(s) {scopes}",
+                f"Forbidden: this request needs the scope(s) {scopes}",
                 {"requiredScopes": sorted(needed)},
                 http_status=403,
             )
@@ -429,6 +430,8 @@ class Engine:
     async def _subscribe(self, inbound: InboundRequest) -> dict[str, Any]:
         assert inbound.session is not None
         uri = required_str(inbound.params, "uri")
+        if uri not in inbound.session.subscriptions:
+            await self._watch([uri], watching=True)
         inbound.session.subscriptions.add(uri)
         await inbound.session.changed("subscribe", uri)
         return {}
@@ -436,9 +439,22 @@ class Engine:
     async def _unsubscribe(self, inbound: InboundRequest) -> dict[str, Any]:
         assert inbound.session is not None
         uri = required_str(inbound.params, "uri")
-        inbound.session.subscriptions.discard(uri)
+        if uri in inbound.session.subscriptions:
+            inbound.session.subscriptions.discard(uri)
+            await self._watch([uri], watching=False)
         await inbound.session.changed("unsubscribe", uri)
         return {}
+
+    async def _watch(self, uris: list[str], *, watching: bool) -> None:
+        """Tell the resources behind ``uris`` a subscription began (or ended): a proxied one listens upstream."""
+        for uri in uris:
+            target = self.registry.target("resources/read", {"uri": uri})
+            if not isinstance(target, ResourceBase):
+                continue
+            try:
+                await (target.watch(uri) if watching else target.unwatch(uri))
+            except Exception:
+                logger.exception("resource %r could not %s its changes", uri, "watch" if watching else "stop watching")
 
     # --- modern-only methods ----------------------------------------------------------------------
 
@@ -477,7 +493,12 @@ class Engine:
                 "params": {"_meta": listener.tag, "notifications": honoured},
             }
         )
-        await self.subscribers.listen(listener)
+        watched = honoured.get("resourceSubscriptions") or []
+        await self._watch(watched, watching=True)
+        try:
+            await self.subscribers.listen(listener)
+        finally:
+            await self._watch(watched, watching=False)
         return self.envelop({"_meta": listener.tag}, inbound)
 
     def _may_read(self, uri: str, inbound: InboundRequest) -> bool:
