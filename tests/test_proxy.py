@@ -395,3 +395,30 @@ async def test_a_tool_result_with_its_own_content_keeps_it() -> None:
         result = await client.call_tool("both", {})
     assert result.text == "see the data"
     assert result.structured_content == {"k": 1}
+
+
+async def test_shaping_applies_to_proxied_tools_and_mounted_ones_alike() -> None:
+    billing = Server("billing")
+
+    @billing.tool
+    def charge(customer: str, cents: int) -> list[int]:
+        return [cents, len(customer)]
+
+    gateway = Server("gateway")
+    gateway.mount(billing, "billing")
+    gateway.mount(toolkit.Client(upstream_server(), protocol_version="2025-11-25"), namespace="up")
+    gateway.transform_tool(
+        "billing_charge", name="charge_acme", arguments={"customer": toolkit.ArgTransform(hide=True, default="acme")}
+    )
+    gateway.transform_tool("up_add", name="plus", arguments={"a": toolkit.ArgTransform(name="left")})
+    gateway.disable("up_nums")
+    async with toolkit.Client(gateway, protocol_version=MODERN) as client:
+        listed = {tool["name"]: tool for tool in await client.list_tools()}
+        assert "up_nums" not in listed
+        assert "billing_charge" not in listed
+        assert set(listed["charge_acme"]["inputSchema"]["properties"]) == {"cents"}
+        assert (await client.call_tool("charge_acme", {"cents": 5})).data == [5, 4]
+        assert set(listed["plus"]["inputSchema"]["properties"]) == {"left", "b"}
+        assert (await client.call_tool("plus", {"left": 40, "b": 2})).text == "42"
+        gateway.enable("up_nums")
+        assert (await client.call_tool("up_nums", {"n": 2})).data == [0, 1]
