@@ -349,6 +349,7 @@ def test_a_missing_config_file(tmp_path: Path) -> None:
         (["python server.py", "--auth-jwks-uri", "https://as/jwks"], "--auth-jwks-uri is for a gateway served over"),
         (["python server.py", "--forward-token"], "--forward-token is for a gateway served over HTTP"),
         (["python server.py", "--transport", "http", "--auth-issuer", "https://as"], "needs --auth-jwks-uri too"),
+        (["python server.py", "--log-level", "loud"], "--log-level 'loud': use debug, info, warning or error"),
     ],
 )
 def test_flags_it_refuses(args: list[str], said: str) -> None:

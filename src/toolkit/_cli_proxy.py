@@ -155,10 +155,11 @@ def parser(auth_options: Callable[[argparse.ArgumentParser], None]) -> argparse.
 def proxy(argv: list[str], *, auth_options: Callable[[argparse.ArgumentParser], None]) -> int:
     """Run ``toolkit proxy`` with ``argv`` (the arguments after ``proxy``); the exit status."""
     args = parser(auth_options).parse_args(argv)
-    logging.basicConfig(
-        stream=sys.stderr, level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
     try:
+        level = logging.getLevelName(args.log_level.upper())
+        if not isinstance(level, int):
+            raise ValueError(f"--log-level {args.log_level!r}: use debug, info, warning or error")
+        logging.basicConfig(stream=sys.stderr, level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         gateway = build(args)
         settings_from_environment(gateway)  # TOOLKIT_PAGE_SIZE, TOOLKIT_MAX_CONCURRENT_REQUESTS, ... as toolkit run
         if args.transport == "http":
