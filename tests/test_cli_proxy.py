@@ -32,7 +32,6 @@ from toolkit import Client
 from toolkit._cli import _auth_options, main
 from toolkit._cli_proxy import build, parser
 from toolkit._sources.proxy import ProxySource
-from toolkit.client import OutputMismatch
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX servers")
 
@@ -226,17 +225,14 @@ async def test_an_mcp_sdk_server_gains_natural_output(unwrap: bool) -> None:
         assert (primes.structured_content, answer.structured_content) == ({"result": [2, 3, 5]}, {"result": 42})
 
 
-@pytest.mark.xfail(
-    raises=OutputMismatch,
-    reason="src/toolkit/_sources/proxy.py: RemoteTool keeps the outputSchema an mcp 1.x server lists in 2024-11-05 "
-    "(which has no structured output) while natural_outcome drops its structuredContent, so a 2026-07-28 caller "
-    "gets a declared output schema and a result without structuredContent (reported; remove this mark once fixed)",
-)
 async def test_an_mcp_sdk_server_pinned_to_2024_11_05_served_to_a_modern_client() -> None:
     command = " ".join(mcp130())
     with http_gateway(command, "--protocol-version", OLDEST, "--unwrap-results") as gateway:
         async with Client(gateway.url, protocol_version=MODERN) as client:
+            listed = {tool["name"]: tool for tool in await client.list_tools()}
             primes = await client.call_tool("primes", {"n": 3})  # the client checks the result against the listing
+    assert "outputSchema" not in listed["primes"]  # 2024-11-05 has no structured output: none is made up
+    assert primes.structured_content is None
     assert "2" in primes.text and "5" in primes.text
 
 
@@ -412,6 +408,8 @@ def test_an_upstream_it_cannot_reach_stops_the_start(tmp_path: Path, where: str)
         "config": f"cannot connect to the MCP server at {url}",
     }[where]
     assert reason in message
+    if where == "config":  # which of the file's servers it was
+        assert f"proxied server '{url}' (namespace 'down') could not be reached" in message
     assert "Traceback" not in done.stderr
 
 
@@ -422,6 +420,7 @@ def test_an_unreachable_upstream_typed_as_a_command(transport: str) -> None:
     done = proxy_command(url, "--transport", transport, "--port", str(free_port()))
     assert done.returncode == 1, done
     assert done.stderr == (
-        f"toolkit proxy: {url}: the gateway did not start: cannot connect to the MCP server at {url}: "
+        f"toolkit proxy: {url}: the gateway did not start: proxied server '{url}' could not be reached: "
+        f"cannot connect to the MCP server at {url}: "
         f"[Errno 111] Connect call failed ('{LOCALHOST}', {down})\n"
     )

@@ -372,14 +372,14 @@ def flags(text: str) -> set[str]:
 
 def test_cli_reference_documents_every_flag() -> None:
     documented = page("cli.md").read_text()
-    for command in ("run", "tools", "dev", "call", "install"):
+    for command in ("run", "tools", "dev", "call", "install", "proxy"):
         helped = subprocess.run([TOOLKIT, command, "--help"], capture_output=True, text=True, check=True).stdout
         assert flags(helped) <= flags(documented), f"toolkit {command} flags missing from docs/cli.md"
         for flag in flags(helped):
             assert f"| `{flag}` |" in documented, f"docs/cli.md has no table row for {flag}"
     helped = "".join(
         subprocess.run([TOOLKIT, command, "--help"], capture_output=True, text=True, check=True).stdout
-        for command in ("run", "tools", "dev", "call", "install")
+        for command in ("run", "tools", "dev", "call", "install", "proxy")
     )
     assert flags(documented) <= flags(helped), "docs/cli.md documents a flag toolkit does not have"
 

@@ -44,37 +44,21 @@ class NotStarted(ToolkitError):
 
 
 class Gateway(Server):
-    """``toolkit proxy``'s server: its upstreams are connected (``connected``) before a transport serves it.
-
-    A transport enters ``running()`` and starts reading at once; over stdio it reads before the
-    lifespan is entered, so a host's first ``tools/list`` would find no upstream tools yet. Here
-    the CLI connects first; the transport's ``running()`` then finds everything running.
+    """``toolkit proxy``'s server: its upstreams are connected (``connected``) before a transport serves it,
+    so an upstream that cannot be reached is one clear message and exit status 1, not a traceback
+    from inside the transport. The transport's ``running()`` then shares the run already started.
     """
-
-    _connected = False
 
     @contextlib.asynccontextmanager
     async def connected(self) -> AsyncIterator[None]:
         """The upstreams connected and their lists taken, for the ``async with`` block; ``NotStarted`` if not."""
         stack = contextlib.AsyncExitStack()
         try:
-            await stack.enter_async_context(super().running())
+            await stack.enter_async_context(self.running())
         except (OSError, TimeoutError, ToolkitError) as exc:
             raise NotStarted(str(exc) or type(exc).__name__) from exc
         async with stack:
-            self._connected = True
-            try:
-                yield
-            finally:
-                self._connected = False
-
-    @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[Server]:
-        if not self._connected:  # entered some other way (toolkit.Client(gateway)): start as any server does
-            async with super().running() as server:
-                yield server
-            return
-        yield self
+            yield
 
 
 def parser(auth_options: Callable[[argparse.ArgumentParser], None]) -> argparse.ArgumentParser:

@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
-from ._errors import RegistrationError
+from ._errors import RegistrationError, ToolkitError
 from ._registry import Kind
 from ._sources.mounted import MountedSource
 from ._sources.namespace import checked_namespace
@@ -198,9 +198,21 @@ async def children_running(server: Server) -> AsyncIterator[None]:
                 await stack.enter_async_context(child.running())
                 continue
             stack.push_async_callback(source.stop)
-            await source.start()
+            await _start(source)
             _refuse_clashes(server, source)
         yield
+
+
+async def _start(source: Any) -> None:
+    """Connect a proxied source; a failure names it (a gateway of several says which one)."""
+    from ._sources.upstream import UpstreamUnavailable  # noqa: PLC0415 - only with a proxied source
+
+    try:
+        await source.start()
+    except UpstreamUnavailable:
+        raise
+    except (OSError, TimeoutError, ToolkitError) as exc:
+        raise UpstreamUnavailable(f"{source.label} could not be reached: {exc}") from exc
 
 
 def _refuse_clashes(server: Server, source: Any) -> None:

@@ -422,6 +422,8 @@ class Correlator:
                 raise
         finally:
             self._pending.pop(request_id, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # read: a failure set while ``send`` raised is not "never retrieved"
 
     def resolve(self, response: Response) -> bool:
         """Hand a response to the request waiting for it; ``False`` if none is."""

@@ -18,7 +18,14 @@ from .._types import SERVER_INFO_KEY
 from .._versions import KNOWN_VERSIONS, LATEST_VERSION, STRUCTURED_OUTPUT_SINCE, at_least, is_modern
 from .blocks import content_blocks, wire_blocks
 from .envelope import has_field
-from .schemas import RESULT_KEY, is_wrapper_schema, legacy_output_schema, legacy_properties
+from .schemas import (
+    RESULT_KEY,
+    declares_wrapper,
+    is_wrapper_schema,
+    legacy_output_schema,
+    legacy_properties,
+    unwrap_schema,
+)
 from .tasks import RELATED_TASK_KEY, task_form
 
 if TYPE_CHECKING:
@@ -174,6 +181,28 @@ def natural_outcome(result: dict[str, Any], version: str, output_schema: dict[st
             envelope.add(RELATED_TASK_KEY)
         own = {key: value for key, value in meta.items() if key not in envelope} or None
     return CallOutcome(content, structured, result.get("isError") is True, own)
+
+
+def natural_output_schema(
+    tool_name: str, advertised: Any, version: str, *, unwrap_declared: bool
+) -> tuple[dict[str, Any] | None, bool]:
+    """The natural output schema behind a tool's ``outputSchema`` as a server of ``version`` advertised
+    it, and whether :func:`natural_outcome`'s structured value is still wrapped (``{"result": x}``).
+
+    Before 2025-06-18 there is no structured output: whatever a server advertises (the ``mcp`` SDK
+    sends one in every version), :func:`natural_outcome` carries no structured value, so there is
+    no output schema either. Toolkit's own legacy wrapper is undone (``natural_outcome`` undoes its
+    value); another framework's declared wrapper (fastmcp's, the ``mcp`` SDK's) only with
+    ``unwrap_declared``, and then the value is still wrapped when ``natural_outcome`` returns it.
+    """
+    if not isinstance(advertised, dict) or not _structured_era(version):
+        return None, False
+    modern = is_modern(version)
+    if not modern and is_wrapper_schema(advertised):
+        return unwrap_schema(advertised), False
+    if unwrap_declared and declares_wrapper(tool_name, advertised, modern=modern):
+        return unwrap_schema(advertised), True
+    return advertised, False
 
 
 def _fallback(value: Any) -> dict[str, Any]:

@@ -64,34 +64,35 @@ class StdioServer:
 
     async def serve(self, read: Callable[[int], Awaitable[bytes]], stop: asyncio.Event | None = None) -> None:
         """Serve until ``read`` returns ``b""`` (end of input) or ``stop`` is set."""
-        await self._serve(self._read_loop(read), stop)
+        async with self._running():  # nothing is read before the lifespan (and what is mounted) is up
+            await self._serve(self._read_loop(read), stop)
 
     async def serve_pipe(self, fd: int, stop: asyncio.Event | None = None) -> None:
         """Serve frames read from a pipe or socket, straight from the event loop's callbacks."""
-        loop = asyncio.get_running_loop()
-        finished: asyncio.Future[None] = loop.create_future()
-        file = os.fdopen(os.dup(fd), "rb", buffering=0)
-        transport, _ = await loop.connect_read_pipe(lambda: _FrameProtocol(self, finished), file)
-        try:
-            await self._serve(finished, stop)
-        finally:
-            transport.close()
+        async with self._running():  # nothing is read before the lifespan (and what is mounted) is up
+            loop = asyncio.get_running_loop()
+            finished: asyncio.Future[None] = loop.create_future()
+            file = os.fdopen(os.dup(fd), "rb", buffering=0)
+            transport, _ = await loop.connect_read_pipe(lambda: _FrameProtocol(self, finished), file)
+            try:
+                await self._serve(finished, stop)
+            finally:
+                transport.close()
 
     async def _serve(self, reading: Awaitable[None], stop: asyncio.Event | None) -> None:
-        async with self._running():
-            reader = asyncio.ensure_future(reading)
-            waiters: set[asyncio.Future[Any]] = {reader}
-            if stop is not None:
-                waiters.add(asyncio.ensure_future(stop.wait()))
-            try:
-                await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for waiter in waiters:
-                    waiter.cancel()
-                await asyncio.gather(*waiters, return_exceptions=True)
-                await self._drain()
-            if not reader.cancelled() and reader.exception() is not None:
-                raise reader.exception()  # type: ignore[misc]
+        reader = asyncio.ensure_future(reading)
+        waiters: set[asyncio.Future[Any]] = {reader}
+        if stop is not None:
+            waiters.add(asyncio.ensure_future(stop.wait()))
+        try:
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+            await asyncio.gather(*waiters, return_exceptions=True)
+            await self._drain()
+        if not reader.cancelled() and reader.exception() is not None:
+            raise reader.exception()  # type: ignore[misc]
 
     async def _read_loop(self, read: Callable[[int], Awaitable[bytes]]) -> None:
         splitter = FrameSplitter(self.max_message_bytes)
