@@ -23,6 +23,13 @@ client library that has a task API its driver with --phase tasks, which uses onl
 question `purge_archive` asks through its task, cancel a long `build_report`, and list the tasks.
 Libraries without a task API get one "tasks" row marked N/A (counted neither way).
 
+With --gateway the server under test is a toolkit gateway (`toolkit proxy TARGET --unwrap-results`,
+or `toolkit run interop/servers/gateway.py:server`) in front of an mcp 1.30.0 FastMCP server
+(stdio) or a fastmcp 4.1.6 server (HTTP, started here) serving interop/servers/old_weather.py's
+tools, whose INTEROP_PLAN is the plan: the same checks, the text blocks being the upstream's own
+(GATEWAYS below). Through a 2024-11-05 session with the upstream no structured output exists, and
+the check is that none is made up: no outputSchema, no structuredContent, the upstream's text.
+
 Prints a table (client x transport x check -> PASS/FAIL reason) and closes with the line
 `N passed, M failed`; exits 1 on any failure (2 on a harness/setup error). Standard library only.
 
@@ -35,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import shlex
@@ -46,7 +54,7 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +168,79 @@ CLIENTS: list[ClientConfig] = [
     ),
 ]
 TRANSPORTS = ["stdio", "http"]
+
+
+# --------------------------------------------------------------------------------------------
+# gateway mode (--gateway): the server under test is a toolkit gateway with unwrap_results on, in
+# front of a server of another framework that serves interop/servers/old_weather.py's tools
+
+
+def one_block_per_item(value: Any) -> list[Any]:
+    """mcp 1.x FastMCP's text for a value (``_convert_to_content``): a list as one block per item, None as none."""
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def one_block(value: Any) -> list[Any]:
+    """fastmcp's text for a value: one block (its JSON, or the str itself); None as none."""
+    return [] if value is None else [value]
+
+
+@dataclass(frozen=True)
+class Gateway:
+    """One gateway configuration: the server behind it, and how the gateway is run."""
+
+    key: str  # unique id used by --gateway
+    label: str  # what is proxied, for the header
+    python: Path  # the upstream framework's pinned interpreter
+    program: str  # the upstream, a file under interop/servers/
+    transport: str  # how the gateway reaches it: "stdio" (spawns it) or "http" (the runner starts it)
+    text_blocks: Any  # Callable[[value], list[value]]: the text blocks that framework writes for a value
+    text_form: str  # what text_blocks says, for the PASS reason
+    protocol: str | None = None  # the gateway's client speaks only this version upstream (None: negotiates)
+    file: bool = False  # `toolkit run interop/servers/gateway.py:server` (Server.proxy) instead of `toolkit proxy`
+    transports: tuple[str, ...] = tuple(TRANSPORTS)  # the transports the clients reach the gateway by
+
+    @property
+    def structured(self) -> bool:
+        """Whether the gateway's session with the upstream can carry structured output (2025-06-18 on)."""
+        return self.protocol is None or self.protocol >= FIRST_STRUCTURED_VERSION
+
+
+MCP130_PYTHON = INSTALL / "py-mcp130" / "bin" / "python"
+FASTMCP416_PYTHON = INSTALL / "servers" / "py-fastmcp416" / "bin" / "python"
+MCP1X_TEXT = "mcp 1.x's text blocks (a list: one per item)"
+FASTMCP_TEXT = "fastmcp's text block"
+MCP130 = Gateway(
+    "mcp130",
+    "mcp 1.30.0 FastMCP over stdio",
+    MCP130_PYTHON,
+    "old_weather_mcp130.py",
+    "stdio",
+    one_block_per_item,
+    MCP1X_TEXT,
+)
+GATEWAYS: list[Gateway] = [
+    MCP130,
+    Gateway(
+        "fastmcp416",
+        "fastmcp 4.1.6 over Streamable HTTP",
+        FASTMCP416_PYTHON,
+        "old_weather_fastmcp416.py",
+        "http",
+        one_block,
+        FASTMCP_TEXT,
+    ),
+    # A 2024-era server: the same mcp 1.30.0 server, spoken to in 2024-11-05. That version has no
+    # outputSchema and no structuredContent: a gateway can only pass the text on.
+    replace(MCP130, key="mcp130-2024", label="mcp 1.30.0 FastMCP over stdio", protocol="2024-11-05"),
+    # The same as mcp130, through a gateway file served by `toolkit run` (Server.proxy, as docs/composition.md
+    # shows). Over stdio only: what differs from `toolkit proxy` is when a stdio server starts reading.
+    replace(MCP130, key="mcp130-file", label="mcp 1.30.0 FastMCP over stdio", file=True, transports=("stdio",)),
+]
+GATEWAY_FILE = "interop/servers/gateway.py:server"
+GATEWAY_PLAN = "interop/servers/old_weather.py"
 
 Row = tuple[str, bool | None, str]  # (check, ok, reason); ok None: not applicable, counted neither way
 
@@ -371,6 +452,7 @@ class RunResult:
     seconds: float = 0.0
     logs: dict[str, str] = field(default_factory=dict)
     leftovers: list[int] = field(default_factory=list)
+    gateway: Gateway | None = None  # gateway mode: the gateway configuration under test
 
 
 def tail(path: Path, n: int = 1500) -> str:
@@ -380,17 +462,29 @@ def tail(path: Path, n: int = 1500) -> str:
         return ""
 
 
-def start_http_server(cmd: list[str], workdir: Path, marker: str, startup: float) -> tuple[subprocess.Popen, int, Path]:
+def toolkit_http_argv(cmd: list[str], port: int) -> list[str]:
+    return [*cmd, "--transport", "http", "--host", "127.0.0.1", "--port", str(port)]
+
+
+def start_http_server(
+    cmd: list[str],
+    workdir: Path,
+    marker: str,
+    startup: float,
+    extra_env: dict[str, str] | None = None,
+    argv_for: Any = toolkit_http_argv,  # Callable[[list[str], int], list[str]]: the command listening on a port
+    name: str = "server",
+) -> tuple[subprocess.Popen, int, Path]:
     last = ""
     for attempt in range(3):
         port = free_port()
-        log = workdir / f"server-http-{attempt}.log"
-        argv = [*cmd, "--transport", "http", "--host", "127.0.0.1", "--port", str(port)]
+        log = workdir / f"{name}-http-{attempt}.log"
+        argv = argv_for(cmd, port)
         with open(log, "wb") as lf:
             proc = subprocess.Popen(
                 argv,
                 cwd=ROOT,
-                env=server_env({"INTEROP_RUN_MARK": marker}),
+                env=server_env({"INTEROP_RUN_MARK": marker, **(extra_env or {})}),
                 stdin=subprocess.DEVNULL,
                 stdout=lf,
                 stderr=subprocess.STDOUT,
@@ -429,12 +523,15 @@ def run_one(
     args: argparse.Namespace,
     url: str | None = None,
     phase: str = "plan",
+    gateway: Gateway | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> RunResult:
     """One driver run. phase "plan": `plan` is the plan list; phase "tasks": `plan` is the tasks plan
-    (DEFAULT_TASKS_PLAN's shape), server_cmd the tasks server, and the rows are the task rows."""
-    rr = RunResult(client, transport)
+    (DEFAULT_TASKS_PLAN's shape), server_cmd the tasks server, and the rows are the task rows.
+    `gateway`: server_cmd is that gateway (`extra_env`: what a gateway file is told of its upstream)."""
+    rr = RunResult(client, transport, gateway=gateway)
     nr = (lambda p, why: tasks_not_run(p, why, client.tasks_form)) if phase == "tasks" else not_run
-    chk = check_tasks if phase == "tasks" else check
+    chk = check_tasks if phase == "tasks" else functools.partial(check, gateway=gateway)
 
     marker = uuid.uuid4().hex
     out = workdir / "driver-output.json"
@@ -468,12 +565,13 @@ def run_one(
                 f"PYTHONPATH={server_env({})['PYTHONPATH']}",
                 "--server-env",
                 f"INTEROP_RUN_MARK={marker}",
+                *(arg for k, v in (extra_env or {}).items() for arg in ("--server-env", f"{k}={v}")),
             ]
         elif url is not None:  # --url: a server somebody else runs (a load balancer...)
             argv += ["--url", url]
         else:
             try:
-                server, port, slog = start_http_server(server_cmd, workdir, marker, args.startup_timeout)
+                server, port, slog = start_http_server(server_cmd, workdir, marker, args.startup_timeout, extra_env)
                 rr.logs["server"] = str(slog)
             except SetupError as e:
                 rr.rows = nr(plan, f"HTTP server failed to start: {e}")
@@ -538,7 +636,38 @@ def text_of(result: dict[str, Any]) -> str | None:
     return None
 
 
-def check_call(step: dict[str, Any], call: dict[str, Any], tool: dict[str, Any] | None, era: str) -> tuple[bool, str]:
+def text_is(text: Any, value: Any) -> bool:
+    """A text block holds ``value``: the str itself, or its JSON."""
+    if not isinstance(text, str):
+        return False
+    if isinstance(value, str) and text == value:
+        return True
+    try:
+        return jeq(json.loads(text), value)
+    except ValueError:
+        return False
+
+
+def check_upstream_text(result: dict[str, Any], expected: Any, gateway: Gateway) -> tuple[bool, str]:
+    """Through a gateway the text blocks are the upstream's own, kept as they came (a value the gateway
+    unwrapped from one block gets its JSON instead): ``gateway.text_blocks`` says what that framework writes."""
+    blocks = result.get("content") or []
+    want = gateway.text_blocks(expected)
+    if len(blocks) != len(want) or any(not isinstance(b, dict) or b.get("type") != "text" for b in blocks):
+        return False, f"content {short(blocks)} is not {gateway.text_form} for {short(expected)}"
+    for block, item in zip(blocks, want, strict=True):
+        if not text_is(block.get("text"), item):
+            return False, f"text block {short(block.get('text'))!r} != {short(item)} ({gateway.text_form})"
+    return True, f"text: {gateway.text_form}"
+
+
+def check_call(
+    step: dict[str, Any],
+    call: dict[str, Any],
+    tool: dict[str, Any] | None,
+    era: str,
+    gateway: Gateway | None = None,
+) -> tuple[bool, str]:
     if step["error"]:
         if not call.get("ok"):
             return False, f"expected an isError result, client raised {describe_error(call.get('error'))}"
@@ -557,8 +686,22 @@ def check_call(step: dict[str, Any], call: dict[str, Any], tool: dict[str, Any] 
     text = text_of(r)
     notes: list[str] = []
 
+    if gateway is not None and not gateway.structured:
+        # A session in an era without structured output: nothing structured may be made up downstream.
+        if schema is not None:
+            return False, (
+                f"outputSchema {short(schema, 80)} advertised, but the gateway's {gateway.protocol} session "
+                "with the upstream carries no structured content"
+            )
+        if r.get("structuredContentPresent"):
+            return False, f"structuredContent {short(r.get('structuredContent'))} from a {gateway.protocol} session"
+        ok, why = check_upstream_text(r, expected, gateway)
+        return ok, f"no outputSchema, no structuredContent; {why}" if ok else why
+
     if schema is None or era == "pre-structured":
         # No output schema (str returns), or an era without structured output: the text is the value.
+        if gateway is not None:
+            return check_upstream_text(r, expected, gateway)
         if text is None:
             return False, f"content[0] is not text: {short(r.get('content'))}"
         if isinstance(expected, str) and text == expected:
@@ -575,6 +718,8 @@ def check_call(step: dict[str, Any], call: dict[str, Any], tool: dict[str, Any] 
         return False, "tool has an outputSchema but the client handed over no structuredContent"
     sc = r.get("structuredContent")
     if era == "modern":
+        if not isinstance(expected, dict) and (is_wrapper_schema(schema) or schema.get("x-fastmcp-wrap-result")):
+            return False, f"modern outputSchema is still a {{result}} wrapper: {short(schema)}"
         if not jeq(sc, expected):
             return False, f"structuredContent {short(sc)} != expected {short(expected)}"
         notes.append("natural")
@@ -596,6 +741,9 @@ def check_call(step: dict[str, Any], call: dict[str, Any], tool: dict[str, Any] 
             want = expected if isinstance(expected, dict) else {"result": expected}
             return False, f"structuredContent {short(sc)} != {short(want)}"
 
+    if gateway is not None:
+        ok, why = check_upstream_text(r, expected, gateway)
+        return ok, ", ".join([*notes, why]) if ok else why
     if text is None:
         return False, f"content[0] is not a TextContent: {short(r.get('content'))}"
     try:
@@ -621,7 +769,11 @@ def not_run(plan: list[dict[str, Any]], reason: str) -> list[Row]:
 
 
 def check(
-    client: ClientConfig, doc: dict[str, Any], plan: list[dict[str, Any]], missing_reason: str = "not run by the driver"
+    client: ClientConfig,
+    doc: dict[str, Any],
+    plan: list[dict[str, Any]],
+    missing_reason: str = "not run by the driver",
+    gateway: Gateway | None = None,
 ) -> list[Row]:
     rows: list[Row] = []
     labels = step_labels(plan)
@@ -651,7 +803,7 @@ def check(
         if i >= len(calls):
             rows.append((lab, False, missing_reason))
             continue
-        ok, why = check_call(step, calls[i], tools.get(step["tool"]), era)
+        ok, why = check_call(step, calls[i], tools.get(step["tool"]), era, gateway)
         rows.append((lab, ok, why))
     return tidy(rows)
 
@@ -967,6 +1119,128 @@ def preflight(clients: list[ClientConfig]) -> None:
                 shutil.copyfile(DRIVERS / f, INSTALL / c.env / f)
 
 
+def select_gateways(spec: str) -> list[Gateway]:
+    keys = [k.strip() for k in spec.split(",") if k.strip()]
+    if keys == ["all"]:
+        return GATEWAYS
+    unknown = [k for k in keys if k not in {g.key for g in GATEWAYS}]
+    if unknown or not keys:
+        raise SetupError(f"--gateway takes 'all' or some of {[g.key for g in GATEWAYS]}, not {spec!r}")
+    return [g for g in GATEWAYS if g.key in keys]
+
+
+def preflight_gateways(gateways: list[Gateway], python: str) -> None:
+    missing = sorted({str(g.python) for g in gateways if not g.python.exists()})
+    if missing:
+        raise SetupError(f"{', '.join(missing)} missing -- run scripts/servers --install-only")
+    if not all(g.file for g in gateways):
+        probe = subprocess.run(
+            [python, "-m", "toolkit", "proxy", "--help"], cwd=ROOT, env=server_env({}), capture_output=True, check=False
+        )
+        if probe.returncode != 0:
+            raise SetupError(f"`toolkit proxy` is not available: {probe.stderr.decode(errors='replace')[-400:]}")
+
+
+@dataclass
+class RunningGateway:
+    """A gateway configuration ready to be started for each run: its command, its upstream running if over HTTP."""
+
+    gateway: Gateway
+    server_cmd: list[str]  # the gateway (HTTP runs append --transport http --host --port)
+    env: dict[str, str]  # the gateway file's INTEROP_GATEWAY_* variables
+    marker: str  # in the upstream's environment, wherever it runs
+    proc: subprocess.Popen | None = None  # the HTTP upstream
+
+    def stop(self) -> list[int]:
+        if self.proc is not None:
+            kill_group(self.proc)
+        return reap_marked(self.marker)
+
+
+def prepare_gateway(g: Gateway, python: str, workdir: Path, startup: float) -> RunningGateway:
+    """The upstream started (HTTP) or its command (stdio: each gateway spawns its own), and the gateway's command.
+
+    A stdio upstream's command starts with `env INTEROP_RUN_MARK=...`: a gateway spawns it with a
+    clean environment, and the mark is how a process left over after a run is found."""
+    marker = uuid.uuid4().hex
+    program = str(INTEROP / "servers" / g.program)
+    proc = None
+    upstream: list[str] | str
+    if g.transport == "stdio":
+        upstream = ["env", f"INTEROP_RUN_MARK={marker}", str(g.python), program]
+    else:
+        workdir.mkdir(parents=True, exist_ok=True)
+        proc, port, _ = start_http_server(
+            [str(g.python), program],
+            workdir,
+            marker,
+            startup,
+            argv_for=lambda cmd, port: [*cmd, "--http", str(port)],
+            name="upstream",
+        )
+        upstream = f"http://127.0.0.1:{port}/mcp"
+    if g.file:
+        env = {"INTEROP_GATEWAY_UPSTREAM": upstream if isinstance(upstream, str) else json.dumps(upstream)}
+        if g.protocol:
+            env["INTEROP_GATEWAY_PROTOCOL"] = g.protocol
+        return RunningGateway(g, [python, "-m", "toolkit", "run", GATEWAY_FILE], env, marker, proc)
+    target = upstream if isinstance(upstream, str) else shlex.join(upstream)
+    cmd = [python, "-m", "toolkit", "proxy", target, "--unwrap-results"]
+    if g.protocol:
+        cmd += ["--protocol-version", g.protocol]
+    return RunningGateway(g, cmd, {}, marker, proc)
+
+
+@dataclass
+class Matrix:
+    """What every client x transport (x gateway) run shares."""
+
+    args: argparse.Namespace
+    server_cmd: list[str]
+    plan: list[dict[str, Any]]
+    plan_file: Path
+    base: Path
+    t0: float
+    tasks_cmd: list[str] | None  # None: no tasks phase
+    tasks_plan: dict[str, dict[str, Any]]
+    tasks_plan_file: Path
+
+    def run(self, c: ClientConfig, t: str, running: RunningGateway | None) -> RunResult:
+        args, plan = self.args, self.plan
+        g = running.gateway if running is not None else None
+        wd = self.base / f"{g.key + '-' if g else ''}{c.key}-{t}"
+        wd.mkdir(parents=True, exist_ok=True)
+        exhausted = f"skipped: --total-timeout {args.total_timeout:.0f}s exhausted"
+        if time.monotonic() - self.t0 > args.total_timeout:
+            rr = RunResult(c, t, rows=not_run(plan, exhausted), gateway=g)
+        elif running is not None:
+            rr = run_one(c, t, running.server_cmd, self.plan_file, plan, wd, args, gateway=g, extra_env=running.env)
+        else:
+            rr = run_one(c, t, self.server_cmd, self.plan_file, plan, wd, args, url=args.url)
+        if self.tasks_cmd is None:
+            pass
+        elif not c.tasks_api:
+            rr.rows.append(("tasks", None, f"not supported by {c.no_tasks}"))
+        elif time.monotonic() - self.t0 > args.total_timeout:
+            rr.rows += tasks_not_run(self.tasks_plan, exhausted, c.tasks_form)
+        else:
+            twd = wd / "tasks"
+            twd.mkdir(parents=True, exist_ok=True)
+            tr = run_one(c, t, self.tasks_cmd, self.tasks_plan_file, self.tasks_plan, twd, args, phase="tasks")
+            rr.rows += tr.rows
+            rr.tasks_doc = tr.doc
+            rr.seconds += tr.seconds
+            rr.logs.update({f"tasks_{k}": v for k, v in tr.logs.items()})
+            rr.leftovers += tr.leftovers
+        nfail = sum(1 for r in rr.rows if r[1] is False)
+        where = f"{g.key:12} " if g else ""
+        print(
+            f"  ran {where}{c.label:34} {t:5}  {rr.seconds:5.1f}s  {'ok' if nfail == 0 else f'{nfail} failed'}",
+            flush=True,
+        )
+        return rr
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
@@ -998,6 +1272,13 @@ def main(argv: list[str] | None = None) -> int:
         "--tasks-target; default: the built-in plan for examples/long_running.py",
     )
     ap.add_argument("--no-tasks", action="store_true", help="skip the tasks phase")
+    ap.add_argument(
+        "--gateway",
+        metavar="CONFIGS",
+        help="the server under test is a toolkit gateway (`toolkit proxy TARGET --unwrap-results`, or "
+        f"`toolkit run {GATEWAY_FILE}`) in front of a server of another framework serving {GATEWAY_PLAN}'s "
+        "tools, with that file's plan: 'all' or some of " + ", ".join(g.key for g in GATEWAYS) + " (no tasks phase)",
+    )
     ap.add_argument("--clients", help="comma-separated subset of: " + ", ".join(c.key for c in CLIENTS))
     ap.add_argument("--transports", default=",".join(TRANSPORTS), help="comma-separated subset of stdio,http")
     ap.add_argument("--json", metavar="OUT", help="write all results (and every driver document) here")
@@ -1035,6 +1316,14 @@ def main(argv: list[str] | None = None) -> int:
             skipped_transports = [t for t in transports if t != "http"]
             transports = ["http"]
         preflight(clients)
+        gateways: list[Gateway] = []
+        if args.gateway:
+            if args.url or args.server_cmd:
+                raise SetupError("--gateway starts its own gateways: drop --url / --server-cmd")
+            gateways = select_gateways(args.gateway)
+            preflight_gateways(gateways, python)
+            args.plan = args.plan or str(ROOT / GATEWAY_PLAN)
+            args.target = GATEWAY_FILE
         if args.server_cmd:
             server_cmd = shlex.split(args.server_cmd)
             plan_src = args.plan
@@ -1045,7 +1334,8 @@ def main(argv: list[str] | None = None) -> int:
             server_cmd = [python, "-m", "toolkit", "run", args.target]
             plan_src = args.plan or str(target_file)
         plan, plan_origin = load_plan(plan_src, python)
-        run_tasks = not args.no_tasks and not args.url  # --url: somebody else's server, not long_running
+        # --url: somebody else's server, not long_running; --gateway: the old servers have no tasks
+        run_tasks = not args.no_tasks and not args.url and not args.gateway
         tasks_cmd: list[str] = []
         tasks_plan = DEFAULT_TASKS_PLAN
         if run_tasks:
@@ -1078,59 +1368,64 @@ def main(argv: list[str] | None = None) -> int:
         print(f"server: {args.url} (already running: --url)")
         if skipped_transports:
             print(f"note:   {', '.join(skipped_transports)} skipped (--url runs the http transport only)")
-    else:
+    elif not gateways:
         print(f"server: {shlex.join(server_cmd)}")
+    for g in gateways:
+        pinned = f", the gateway speaking {g.protocol} to it" if g.protocol else ""
+        via = f"toolkit run {GATEWAY_FILE}" if g.file else "toolkit proxy --unwrap-results"
+        only = f" (clients over {', '.join(g.transports)} only)" if set(g.transports) != set(TRANSPORTS) else ""
+        print(f"gateway {g.key}: {via} in front of {g.label}{pinned}{only}")
     print(f"plan:   {plan_origin} ({len(plan)} calls, {len({s['tool'] for s in plan})} tools)")
     if run_tasks:
         print(f"tasks:  {shlex.join(tasks_cmd)} (clients with a task API)")
     else:
-        print(f"tasks:  skipped ({'--no-tasks' if args.no_tasks else '--url'})")
+        print(f"tasks:  skipped ({'--no-tasks' if args.no_tasks else '--gateway' if args.gateway else '--url'})")
     sys.stdout.flush()
 
     results: list[RunResult] = []
     t0 = time.monotonic()
-    for c in clients:
-        for t in transports:
-            wd = base / f"{c.key}-{t}"
-            wd.mkdir(parents=True, exist_ok=True)
-            if time.monotonic() - t0 > args.total_timeout:
-                rr = RunResult(
-                    c, t, rows=not_run(plan, f"skipped: --total-timeout {args.total_timeout:.0f}s exhausted")
-                )
-            else:
-                rr = run_one(c, t, server_cmd, plan_file, plan, wd, args, url=args.url)
-            if run_tasks and not c.tasks_api:
-                rr.rows.append(("tasks", None, f"not supported by {c.no_tasks}"))
-            elif run_tasks and time.monotonic() - t0 > args.total_timeout:
-                rr.rows += tasks_not_run(
-                    tasks_plan, f"skipped: --total-timeout {args.total_timeout:.0f}s exhausted", c.tasks_form
-                )
-            elif run_tasks:
-                twd = wd / "tasks"
-                twd.mkdir(parents=True, exist_ok=True)
-                tr = run_one(c, t, tasks_cmd, tasks_plan_file, tasks_plan, twd, args, phase="tasks")
-                rr.rows += tr.rows
-                rr.tasks_doc = tr.doc
-                rr.seconds += tr.seconds
-                rr.logs.update({f"tasks_{k}": v for k, v in tr.logs.items()})
-                rr.leftovers += tr.leftovers
-            results.append(rr)
-            nfail = sum(1 for r in rr.rows if r[1] is False)
-            print(
-                f"  ran {c.label:34} {t:5}  {rr.seconds:5.1f}s  {'ok' if nfail == 0 else f'{nfail} failed'}", flush=True
-            )
+    matrix = Matrix(
+        args, server_cmd, plan, plan_file, base, t0, tasks_cmd if run_tasks else None, tasks_plan, tasks_plan_file
+    )
+    if not gateways:
+        for c in clients:
+            for t in transports:
+                results.append(matrix.run(c, t, None))
+    for g in gateways:
+        try:
+            running = prepare_gateway(g, python, base / f"upstream-{g.key}", args.startup_timeout)
+        except SetupError as e:
+            for c in clients:
+                for t in transports:
+                    if t in g.transports:
+                        rows = not_run(plan, f"upstream {g.label} failed to start: {e}")
+                        results.append(RunResult(c, t, rows=rows, gateway=g))
+            continue
+        try:
+            for c in clients:
+                for t in transports:
+                    if t in g.transports:
+                        results.append(matrix.run(c, t, running))
+        finally:
+            leftovers = running.stop()
+            if leftovers:
+                print(f"note: gateway {g.key}: killed leftover upstream processes {leftovers}")
 
     # ---- table
     rows = [(rr.client.label, rr.transport, name, ok, why) for rr in results for (name, ok, why) in rr.rows]
+    ups = [rr.gateway.key if rr.gateway else "" for rr in results for _ in rr.rows]
+    w_up = max(len(x) for x in ["GATEWAY", *ups]) if args.gateway else -2  # the column only in gateway mode
     w_client = max([len("CLIENT")] + [len(r[0]) for r in rows])
     w_check = min(60, max([len("CHECK")] + [len(r[2]) for r in rows]))
     print()
-    print(f"{'CLIENT':{w_client}}  {'TRANSPORT':9}  {'CHECK':{w_check}}  RESULT")
-    print(f"{'-' * w_client}  {'-' * 9}  {'-' * w_check}  {'-' * 6}")
-    for client_label, transport, name, ok, why in rows:
+    up_head, up_rule = (f"{'GATEWAY':{w_up}}  ", f"{'-' * w_up}  ") if args.gateway else ("", "")
+    print(f"{up_head}{'CLIENT':{w_client}}  {'TRANSPORT':9}  {'CHECK':{w_check}}  RESULT")
+    print(f"{up_rule}{'-' * w_client}  {'-' * 9}  {'-' * w_check}  {'-' * 6}")
+    for up, (client_label, transport, name, ok, why) in zip(ups, rows, strict=True):
         name_s = name if len(name) <= w_check else name[: w_check - 3] + "..."
         verdict = "N/A" if ok is None else "PASS" if ok else "FAIL"
-        line = f"{client_label:{w_client}}  {transport:9}  {name_s:{w_check}}  {verdict:6}".rstrip()
+        up_s = f"{up:{w_up}}  " if args.gateway else ""
+        line = f"{up_s}{client_label:{w_client}}  {transport:9}  {name_s:{w_check}}  {verdict:6}".rstrip()
         if not ok or args.verbose:
             line += f"  {why}"
         print(line)
@@ -1140,10 +1435,12 @@ def main(argv: list[str] | None = None) -> int:
                 for k, p in rr.logs.items():
                     t = tail(Path(p), 1200).strip()
                     if t:
-                        print(f"\n--- {rr.client.key} {rr.transport} {k} ({p}) ---\n{t}")
+                        up = f"{rr.gateway.key} " if rr.gateway else ""
+                        print(f"\n--- {up}{rr.client.key} {rr.transport} {k} ({p}) ---\n{t}")
     for rr in results:
         if rr.leftovers:
-            print(f"note: {rr.client.key}/{rr.transport}: killed leftover processes {rr.leftovers}")
+            up = f"{rr.gateway.key}/" if rr.gateway else ""
+            print(f"note: {up}{rr.client.key}/{rr.transport}: killed leftover processes {rr.leftovers}")
 
     passed = sum(1 for r in rows if r[3] is True)
     failed = sum(1 for r in rows if r[3] is False)
@@ -1158,9 +1455,14 @@ def main(argv: list[str] | None = None) -> int:
             "seconds": round(time.monotonic() - t0, 1),
             "passed": passed,
             "failed": failed,
-            "results": [{"client": r[0], "transport": r[1], "check": r[2], "ok": r[3], "reason": r[4]} for r in rows],
+            "gateways": [g.key for g in gateways],
+            "results": [
+                {"gateway": up or None, "client": r[0], "transport": r[1], "check": r[2], "ok": r[3], "reason": r[4]}
+                for up, r in zip(ups, rows, strict=True)
+            ],
             "runs": [
                 {
+                    "gateway": rr.gateway.key if rr.gateway else None,
                     "client": rr.client.key,
                     "label": rr.client.label,
                     "transport": rr.transport,
