@@ -1,12 +1,18 @@
 """Where the microseconds go: toolkit's stdio and HTTP call paths under cProfile, line item by line item.
 
     .venv/bin/python -m bench.profile [--calls N] [--transport stdio,http] [--era legacy,modern]
-                                      [--servers toolkit,floor] [--out PATH] [--top K] [--keep-profiles DIR]
+                                      [--servers toolkit,floor,gateway-http,gateway-stdio] [--out PATH]
+                                      [--top K] [--keep-profiles DIR]
 
 For each server x transport x era, the benchmark server (``bench/servers/toolkit_server.py
 --workload items`` or ``bench/servers/floor_server.py``) is started twice and driven by one
 client making sequential ``tools/call get_items`` requests (stdio: one pipe; HTTP: one keep-alive
-connection), every answer checked (the right id, no error, ``structuredContent`` = the ten items):
+connection), every answer checked (the right id, no error, ``structuredContent`` = the ten items).
+``gateway-http`` and ``gateway-stdio`` profile toolkit's gateway instead (``bench/servers/
+toolkit_gateway.py``, ``Server.proxy``, as the ``compose`` scenario runs it) in front of the same
+toolkit server: an upstream process of its own serving HTTP (started first, not profiled), or the
+gateway's own stdio child. The gateway is the profiled process; the upstream's CPU is not in its
+figures.
 
 1. **plainly**, as the benchmark starts it: the server's CPU time (user + system, its process CPU
    clock; ``/proc/PID/stat`` as a fallback, see ``bench.procs.cpu_seconds``) read before and after
@@ -70,9 +76,13 @@ from bench.driver import (
 from bench.run import server_env
 
 ROOT = Path(__file__).resolve().parent.parent
+TOOLKIT_SERVER = [str(ROOT / "bench" / "servers" / "toolkit_server.py"), "--workload", "items"]
+GATEWAY = [str(ROOT / "bench" / "servers" / "toolkit_gateway.py")]
 SERVERS = {
-    "toolkit": [str(ROOT / "bench" / "servers" / "toolkit_server.py"), "--workload", "items"],
+    "toolkit": TOOLKIT_SERVER,
     "floor": [str(ROOT / "bench" / "servers" / "floor_server.py")],
+    "gateway-http": GATEWAY,  # toolkit's gateway in front of a toolkit server over HTTP
+    "gateway-stdio": GATEWAY,  # ... in front of a toolkit server it starts over stdio
 }
 TRANSPORTS = ("stdio", "http")
 ERAS = ("legacy", "modern")
@@ -140,6 +150,8 @@ LINE_ITEMS: tuple[LineItem, ...] = (
         "toolkit tools (_tools, _functions, _schema/*)",
         files=(r"/toolkit/_(tools|functions)\.py$", r"/toolkit/_schema/"),
     ),
+    LineItem("toolkit client (_client/*: session, HTTP/1.1 and stdio transports)", files=(r"/toolkit/_client/",)),
+    LineItem("toolkit proxy (_sources/*, _compose)", files=(r"/toolkit/_sources/", r"/toolkit/_compose\.py$")),
     LineItem("toolkit, other modules (_answers, _server, _versions, ...)", files=(r"/(src|site-packages)/toolkit/",)),
     LineItem(
         "pydantic-core (to_json/from_json/serializers/validators)",
@@ -408,6 +420,18 @@ class Server:
         if transport == "http":
             argv += ["--port", str(self.port)]
         self.profile = profile
+        self.upstream: Server | None = None
+        env = server_env()  # what bench/run.py gives its servers
+        if name == "gateway-http":
+            self.upstream = Server(python, "toolkit", "http", log.with_suffix(".upstream.log"), None)
+            try:
+                self.upstream.wait_listening()
+            except BaseException:
+                self.upstream.close()
+                raise
+            env["BENCH_UPSTREAM"] = f"http://127.0.0.1:{self.upstream.port}/mcp"
+        elif name == "gateway-stdio":
+            env["BENCH_UPSTREAM"] = json.dumps([python, *TOOLKIT_SERVER, "--transport", "stdio"])
         command = [python, *argv]
         if profile is not None:
             wrapper = profile.with_name("profile_wrapper.py")  # a file of its own: LINE_ITEMS knows its path
@@ -420,7 +444,7 @@ class Server:
                 stdin=subprocess.PIPE if transport == "stdio" else subprocess.DEVNULL,
                 stdout=subprocess.PIPE if transport == "stdio" else stderr,
                 stderr=stderr,
-                env=server_env(),  # what bench/run.py gives its servers
+                env=env,
                 cwd=ROOT,
                 start_new_session=True,
             )
@@ -428,6 +452,10 @@ class Server:
     def client(self, era: str) -> Client:
         if self.transport == "stdio":
             return StdioClient(self.process, era)
+        self.wait_listening()
+        return HttpClient(self.port, era)
+
+    def wait_listening(self) -> None:
         deadline = time.monotonic() + TIMEOUT
         while True:
             if self.process.poll() is not None:
@@ -440,7 +468,6 @@ class Server:
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"nothing listened on port {self.port}: {self.log_tail()}") from None
                 time.sleep(0.02)
-        return HttpClient(self.port, era)
 
     def warmed_up(self) -> None:
         """SIGUSR2: the server notes its profile so far (start-up and warm-up), to be subtracted."""
@@ -475,7 +502,15 @@ class Server:
         return ""
 
     def close(self) -> None:
-        """Close stdin (a stdio server's cue to exit), then SIGTERM, then SIGKILL; its group too."""
+        """Close stdin (a stdio server's cue to exit), then SIGTERM, then SIGKILL; its group too; then
+        the upstream a gateway was given."""
+        try:
+            self._close()
+        finally:
+            if self.upstream is not None:
+                self.upstream.close()
+
+    def _close(self) -> None:
         process = self.process
         if process.stdin is not None:
             with contextlib.suppress(OSError):
