@@ -1,13 +1,15 @@
-"""The benchmark keeps working: ``scripts/bench --quick --only toolkit`` runs clean.
+"""The benchmark keeps working: ``scripts/bench --quick`` runs clean.
 
 A smoke run for correctness only: every request of every scenario must get the right answer
 (the driver checks each one, and exits 1 otherwise) and every metric must get a value. No
 timing is asserted here; performance is read from a full ``scripts/bench`` run, side by side
-with the anchors (docs/performance.md). The same holds for a before/after run against the
-repository's own ``HEAD`` (``--baseline HEAD --only toolkit,base``), and for the ``store`` and
-``scaleout`` scenarios, which start a real redis-server and a real HAProxy. The ``middleware``
-scenario's server variants are checked for doing what they say (a middleware that runs, a log
-record per request, spans), not for what they cost.
+with the anchors (docs/performance.md). One quick run of every default group serves most of the
+tests below (``QUICK``: toolkit, toolkit at the repository's own ``HEAD`` as the before/after
+column, and the frameworkless floor), so the default groups run once per toolkit column, not once
+per test. The ``store`` and ``scaleout`` scenarios, which start a real redis-server and a real
+HAProxy, have a run of their own. The ``middleware`` scenario's server variants are checked for
+doing what they say (a middleware that runs, a log record per request, spans), not for what they
+cost; the ``compose`` scenario's gateways for relaying what the upstream serves.
 """
 
 from __future__ import annotations
@@ -16,16 +18,18 @@ import importlib.metadata
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from bench import procs, report
+from bench import compose, procs, report
+from bench.clients import FLOOR_NOT_A_CLIENT
 from bench.driver import MODERN_META, Era, HttpTransport, ProtocolError, Session, StdioTransport
 from bench.metrics import Collector
-from bench.run import Bench, Framework, Settings, parse_args, server_env
+from bench.run import DEFAULT_GROUPS, Bench, Framework, Settings, parse_args, server_env
 from tests.support.processes import PYTHON, REPO
-from tests.support.redis_rig import require
+from tests.support.redis_rig import missing, require
 
 MIDDLEWARE_ADDS = ("passthrough", "logging", "otel")  # the middleware scenario's variants but none
 
@@ -44,22 +48,66 @@ def _bench(*arguments: str, timeout: float) -> subprocess.CompletedProcess[str]:
     return run
 
 
-# A quick run of every default group starts some fifty processes: about a minute idle, three and
-# more on a busy 2-core machine. The bounds are for a hang, not for speed.
-QUICK_RUN_SECONDS = 540
+# The quick run of every default group that most tests below read: toolkit, toolkit at HEAD (the
+# --baseline column) and the floor. It starts some hundred processes: two to three minutes idle, more
+# on a busy 2-core machine. The bounds are for a hang, not for speed.
+QUICK_RUN_SECONDS = 900
+QUICK_TIMEOUT = pytest.mark.timeout(QUICK_RUN_SECONDS + 60)  # the first test to ask for it runs it
 
 
-@pytest.mark.timeout(QUICK_RUN_SECONDS + 60)
-def test_the_benchmark_runs_clean_in_quick_mode(tmp_path: Path) -> None:
-    run = _bench("--quick", "--only", "toolkit", "--out", str(tmp_path), timeout=QUICK_RUN_SECONDS)
-    results = json.loads((tmp_path / "latest.json").read_text())
+@dataclass(frozen=True)
+class QuickRun:
+    stdout: str
+    results: dict[str, Any]
+    out: Path  # the run's --out: latest.json, logs/<stamp>/
+    column: str  # the baseline's column, toolkit@<short sha of HEAD>
+    head: str
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        metrics: dict[str, Any] = self.results["metrics"]
+        return metrics
+
+    @property
+    def logs(self) -> Path:
+        (logs,) = (self.out / "logs").iterdir()
+        return logs
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory) -> QuickRun:
+    """``scripts/bench --quick --baseline HEAD --only toolkit,base,floor``, every default group, once."""
+    # HEAD always exists; its worktree (.bench/baseline-<sha>, gitignored) is reused by later runs.
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], check=True, capture_output=True, text=True, cwd=REPO
+    ).stdout.strip()
+    out = tmp_path_factory.mktemp("bench-quick")
+    arguments = ("--quick", "--baseline", "HEAD", "--only", "toolkit,base,floor", "--out", str(out))
+    run = _bench(*arguments, timeout=QUICK_RUN_SECONDS)
+    results = json.loads((out / "latest.json").read_text())
+    return QuickRun(run.stdout, results, out, results["baseline"]["column"], head)
+
+
+# Differences, not times: a quick run's p50 through a gateway may come out below the direct one's.
+SIGNED = ("added_p50_us",)
+
+
+def _positive(key: str, value: object) -> bool:
+    return isinstance(value, int | float) and (value > 0 or key.endswith(SIGNED))
+
+
+@QUICK_TIMEOUT
+def test_the_benchmark_runs_clean_in_quick_mode(quick: QuickRun) -> None:
+    run, results = quick, quick.results
     assert results["errors"] == []
+    assert "anchors' venv" not in run.stdout, "--only toolkit,base,floor needs no anchors"
     assert results["frameworks"]["toolkit"]["available"] is True
+    assert sorted(results["scenarios"]) == sorted(DEFAULT_GROUPS)
     assert len(results["metrics"]) >= 30
     missing = [
         metric["label"]
-        for metric in results["metrics"].values()
-        if not isinstance(metric["median"].get("toolkit"), int | float) or metric["median"]["toolkit"] <= 0
+        for key, metric in results["metrics"].items()
+        if not _positive(key, metric["median"].get("toolkit"))
     ]
     assert missing == [], f"metrics without a toolkit figure: {missing}"
     for metric in results["metrics"].values():
@@ -86,40 +134,31 @@ def test_the_benchmark_runs_clean_in_quick_mode(tmp_path: Path) -> None:
             for variant in MIDDLEWARE_ADDS:
                 ratio = results["metrics"][f"{prefix}.{variant}.cpu_ratio"]
                 assert ratio["ratio_of"] == [f"{prefix}.{variant}.cpu_us", f"{prefix}.none.cpu_us"]
-    (logs,) = (tmp_path / "logs").iterdir()
     for variant in ("none", *MIDDLEWARE_ADDS):
-        names = sorted(path.name for path in logs.glob(f"toolkit-middleware-{variant}-*"))
+        names = sorted(path.name for path in quick.logs.glob(f"toolkit-middleware-{variant}-*"))
         assert names == [
             f"toolkit-middleware-{variant}-{what}-r1.log" for what in ("http", "stdio-legacy", "stdio-modern")
         ]
         for name in names:
-            said = [line for line in (logs / name).read_text().splitlines() if line.startswith("bench middleware:")]
+            text = (quick.logs / name).read_text()
+            said = [line for line in text.splitlines() if line.startswith("bench middleware:")]
             assert said == ([] if variant == "none" else [f"bench middleware: {variant}"]), name
     assert "middleware: get_items server CPU/call with each variant" in run.stdout
 
 
-@pytest.mark.timeout(QUICK_RUN_SECONDS + 60)
-def test_the_benchmark_compares_toolkit_with_a_baseline_commit(tmp_path: Path) -> None:
-    # HEAD always exists; its worktree (.bench/baseline-<sha>, gitignored) is reused by later runs.
-    head = subprocess.run(
-        ["git", "rev-parse", "HEAD"], check=True, capture_output=True, text=True, cwd=REPO
-    ).stdout.strip()
-    run = _bench(
-        "--quick", "--baseline", "HEAD", "--only", "toolkit,base", "--out", str(tmp_path), timeout=QUICK_RUN_SECONDS
-    )
-    results = json.loads((tmp_path / "latest.json").read_text())
-    assert results["errors"] == []
+@QUICK_TIMEOUT
+def test_the_benchmark_compares_toolkit_with_a_baseline_commit(quick: QuickRun) -> None:
+    results, column = quick.results, quick.column
     baseline = results["baseline"]
-    assert baseline["sha"] == head
-    column = baseline["column"]
+    assert baseline["sha"] == quick.head
     assert column == f"toolkit@{baseline['short']}"
-    assert list(results["frameworks"]) == ["toolkit", column], "the baseline sits next to toolkit, no anchors"
+    assert list(results["frameworks"]) == ["toolkit", column, "floor"], "the baseline sits next to toolkit"
     base_info = results["frameworks"][column]
     assert base_info["available"] is True
     # The baseline column imported toolkit from the worktree, not from ./src.
-    assert Path(base_info["module_file"]).resolve().is_relative_to(REPO / ".bench" / f"baseline-{head}" / "src")
+    worktree = REPO / ".bench" / f"baseline-{quick.head}" / "src"
+    assert Path(base_info["module_file"]).resolve().is_relative_to(worktree)
     assert Path(results["frameworks"]["toolkit"]["module_file"]).resolve().is_relative_to(REPO / "src")
-    assert len(results["metrics"]) >= 30
     # A toolkit-only scenario whose feature HEAD lacks (not committed yet) says so in the baseline's
     # column: n/a (unsupported), "... (it predates it)"; every other metric has both figures.
     predates = {
@@ -131,18 +170,17 @@ def test_the_benchmark_compares_toolkit_with_a_baseline_commit(tmp_path: Path) -
         (metric["label"], fw)
         for key, metric in results["metrics"].items()
         for fw in ("toolkit", column)
-        if (key not in predates or fw == "toolkit")
-        and (not isinstance(metric["median"].get(fw), int | float) or metric["median"][fw] <= 0)
+        if (key not in predates or fw == "toolkit") and not _positive(key, metric["median"].get(fw))
     ]
     assert missing == [], f"metrics without a figure: {missing}"
     no_ratio = [
-        m["label"] for key, m in results["metrics"].items() if key not in predates and not m["ratio_toolkit_baseline"]
+        m["label"]
+        for key, m in results["metrics"].items()
+        if key not in predates and not key.endswith(SIGNED) and not m["ratio_toolkit_baseline"]
     ]
     assert no_ratio == [], f"metrics without a toolkit/baseline ratio: {no_ratio}"
-    header = next(line for line in run.stdout.splitlines() if line.startswith("metric "))
+    header = next(line for line in quick.stdout.splitlines() if line.startswith("metric "))
     assert f"toolkit/{column}" in header, "the table has the ratio column"
-    for metric in results["metrics"].values():
-        assert metric["label"] in run.stdout, "every metric is a row of the printed table"
 
 
 # What toolkit_server.py builds for each BENCH_MIDDLEWARE, served in-process (toolkit.testing) in
@@ -405,13 +443,9 @@ def test_the_stdio_floor_imports_only_pydantic_and_the_standard_library() -> Non
     assert not top_level & {"uvicorn", "asyncio", "generated", "toolkit", "starlette", "anyio"}, top_level
 
 
-def test_the_quick_run_measures_toolkit_against_the_floor(tmp_path: Path) -> None:
-    scenarios = "import,register,calls,list500,rss"
-    run = _bench("--quick", "--only", "toolkit,floor", "--scenarios", scenarios, "--out", str(tmp_path), timeout=110)
-    assert "anchors' venv" not in run.stdout, "--only toolkit,floor needs no anchors"
-    results = json.loads((tmp_path / "latest.json").read_text())
-    assert results["errors"] == []
-    assert list(results["frameworks"]) == ["toolkit", "floor"]
+@QUICK_TIMEOUT
+def test_the_quick_run_measures_toolkit_against_the_floor(quick: QuickRun) -> None:
+    results = quick.results
     floor = results["frameworks"]["floor"]
     assert floor["available"] is True and floor["kind"] == "floor"
     assert floor["version"] == importlib.metadata.version("pydantic"), "the floor's version is pydantic's"
@@ -433,29 +467,33 @@ def test_the_quick_run_measures_toolkit_against_the_floor(tmp_path: Path) -> Non
     # Elsewhere the floor is unsupported, not an error, and toolkit still has its figures.
     elsewhere = [key for key in metrics if key not in measured]
     assert {"register500_ms", "rss.tools0_mib", "rss.tools500_mib", "list500.legacy.spawn_ms"} <= set(elsewhere)
+    assert {"compose.mount.stdio.legacy.mounted.cpu_us", "compose.gateway.http.modern.cpu_us"} <= set(elsewhere)
     for key in elsewhere:
-        assert metrics[key]["frameworks"]["floor"]["unsupported"] == FLOOR_REASON, key
-        assert metrics[key]["median"]["toolkit"] > 0, key
+        reason = FLOOR_NOT_A_CLIENT if key.startswith("client.") else FLOOR_REASON
+        assert metrics[key]["frameworks"]["floor"]["unsupported"] == reason, key
+        assert _positive(key, metrics[key]["median"]["toolkit"]), key
         assert metrics[key]["ratio_toolkit_floor"] is None and metrics[key]["floor_target_met"] is None
-    header = next(line for line in run.stdout.splitlines() if line.startswith("metric "))
-    assert [cell.strip() for cell in header.split("|")][-4:] == [
-        "toolkit/best anchor",
-        "toolkit/floor",
-        "target",
-        "floor target",
+    # The floor started its call servers, and nothing where it has nothing to serve.
+    started = sorted(path.name for path in quick.logs.glob("floor-*"))
+    assert started == [f"floor-{what}-r1.log" for what in ("http", "stdio-legacy", "stdio-modern")]
+    lines = quick.stdout.splitlines()
+    header = [cell.strip() for cell in next(line for line in lines if line.startswith("metric ")).split("|")]
+    assert header[-5:] == ["toolkit/best anchor", "toolkit/floor", f"toolkit/{quick.column}", "target", "floor target"]
+    stdio_row = [
+        cell.strip() for cell in next(line for line in lines if "server CPU/call (stdio, legacy)" in line).split("|")
     ]
-    stdio_row = next(line for line in run.stdout.splitlines() if "server CPU/call (stdio, legacy)" in line)
     ratio = metrics["call.stdio.legacy.cpu_us"]["ratio_toolkit_floor"]
-    by_floor, _, floor_target = [cell.strip() for cell in stdio_row.split("|")][-3:]
+    by_floor, floor_target = stdio_row[header.index("toolkit/floor")], stdio_row[header.index("floor target")]
     assert by_floor == (f"{ratio:.2f}" if ratio >= 1 else f"{ratio:.3f} = 1/{1 / ratio:.1f}")
     assert floor_target == f"≤ 2x {'✓' if ratio <= 2 else '✗'}"
-    assert f"- floor: {FLOOR_REASON}" in run.stdout
+    assert f"- floor: {FLOOR_REASON}" in quick.stdout
 
 
 def test_the_floor_starts_nothing_where_it_has_nothing_to_serve(tmp_path: Path) -> None:
     """Every scenario but calls and import records the floor as unsupported, without starting a
-    server (none of them could answer: no bearer tokens, middleware, 500 tools, store, tasks)."""
-    scenarios = "register,auth,middleware,list500,rss,store,scaleout,tasks"
+    server (none of them could answer: no bearer tokens, middleware, 500 tools, store, tasks, mount,
+    proxy)."""
+    scenarios = "register,auth,middleware,list500,rss,store,scaleout,tasks,compose"
     run = _bench("--quick", "--only", "floor", "--scenarios", scenarios, "--out", str(tmp_path), timeout=60)
     results = json.loads((tmp_path / "latest.json").read_text())
     assert results["errors"] == []
@@ -541,6 +579,133 @@ def test_the_table_shows_toolkit_over_the_floor_beside_the_best_anchor() -> None
     assert header.rstrip().endswith("target")
 
 
+# --- composition: mount and gateways ----------------------------------------------------------------
+
+ERAS: tuple[Era, ...] = ("legacy", "modern")
+MOUNT_ROWS = [f"compose.mount.{mode}.{era}" for mode in ("stdio", "http_seq") for era in ERAS]
+GATEWAY_ROWS = [f"compose.gateway.{upstream}.{era}" for upstream in ("http", "stdio") for era in ERAS]
+
+
+@QUICK_TIMEOUT
+def test_the_compose_scenario_measures_mounts_and_gateways_in_quick_mode(quick: QuickRun) -> None:
+    """The ``compose`` group's rows, for toolkit and the HEAD column: a mounted tool against the same
+    tool on the server, and toolkit's gateway in front of toolkit's server over HTTP and stdio
+    against a direct call, with their ratios and targets; every answer checked by the driver."""
+    metrics = quick.metrics
+    for fw in ("toolkit", quick.column):
+        for row in MOUNT_ROWS:
+            for variant in ("direct", "mounted"):
+                for metric in ("cpu_us", "p50_us"):
+                    assert metrics[f"{row}.{variant}.{metric}"]["median"][fw] > 0, (row, variant, metric, fw)
+        for era in ERAS:
+            for metric in ("cpu_us", "p50_us"):
+                assert metrics[f"compose.gateway.direct.{era}.{metric}"]["median"][fw] > 0
+        for row in GATEWAY_ROWS:
+            for metric in ("cpu_us", "upstream_cpu_us", "p50_us", "cpu_ratio"):
+                assert metrics[f"{row}.{metric}"]["median"][fw] > 0, (row, metric, fw)
+            (added,) = metrics[f"{row}.added_p50_us"]["frameworks"][fw]["raw"]
+            assert metrics[f"{row}.added_p50_us"]["median"][fw] == added["via_p50_us"] - added["direct_p50_us"]
+            assert added["via_p50_us"] == metrics[f"{row}.p50_us"]["median"][fw]
+    for row in MOUNT_ROWS:
+        ratio = metrics[f"{row}.cpu_ratio"]
+        assert ratio["ratio_of"] == [f"{row}.mounted.cpu_us", f"{row}.direct.cpu_us"]
+        assert (ratio["target"], ratio["target_of"]) == ("11/10", "value") and ratio["target_met"] in (True, False)
+    for row in GATEWAY_ROWS:
+        ratio = metrics[f"{row}.cpu_ratio"]
+        assert ratio["ratio_of"] == [f"{row}.cpu_us", f"compose.gateway.direct.{row.rsplit('.', 1)[1]}.cpu_us"]
+        assert (ratio["target"], ratio["target_of"]) == ("3/2", "value") and ratio["target_met"] in (True, False)
+        gateway = metrics[f"{row}.cpu_us"]
+        assert (gateway["target"], gateway["target_of"]) == ("3/10", "best_anchor")
+        assert gateway["target_met"] is None, "no fastmcp column in this run: no verdict on toolkit / fastmcp"
+    # Each gateway served over HTTP by `toolkit run`; the stdio one started its upstream itself, and
+    # that upstream is gone once the gateway stopped.
+    for step in ("http", "stdio"):
+        log = (quick.logs / f"toolkit-compose-gateway-{step}-r1.log").read_text()
+        assert "toolkit: serving MCP over Streamable HTTP at http://127.0.0.1:" in log, log[-2000:]
+    for era in ERAS:
+        (raw,) = metrics[f"compose.gateway.stdio.{era}.upstream_cpu_us"]["frameworks"]["toolkit"]["raw"]
+        assert not Path(f"/proc/{raw['pid']}").exists(), "the stdio upstream was stopped with its gateway"
+    assert "compose, mount: get_items in a child server mounted under the namespace 'shop'" in quick.stdout
+    assert "compose, gateway: get_items through a gateway served over HTTP" in quick.stdout
+
+
+def test_the_compose_note_compares_toolkits_gateway_with_fastmcps() -> None:
+    collector = Collector()
+    figures = {
+        "compose.mount.stdio.legacy.direct.cpu_us": {"toolkit": 50.0, "fastmcp": 800.0},
+        "compose.mount.stdio.legacy.mounted.cpu_us": {"toolkit": 52.0, "fastmcp": 1000.0},
+        "compose.gateway.direct.legacy.cpu_us": {"toolkit": 130.0, "fastmcp": 128.0},
+        "compose.gateway.direct.legacy.p50_us": {"toolkit": 150.0, "fastmcp": 140.0},
+        "compose.gateway.http.legacy.cpu_us": {"toolkit": 260.0, "fastmcp": 4000.0},
+        "compose.gateway.http.legacy.p50_us": {"toolkit": 400.0, "fastmcp": 6000.0},
+        "compose.gateway.http.legacy.added_p50_us": {"toolkit": 250.0, "fastmcp": 5860.0},
+    }
+    collector.round = 1
+    for key, by_framework in figures.items():
+        for name, value in by_framework.items():
+            collector.add(key, name, value)
+    collector.unsupported(["compose.gateway.http.legacy.cpu_us"], "mcp", "no proxy")
+    collector.derive()
+    gateway = collector.summary("compose.gateway.http.legacy.cpu_us")
+    assert gateway["best_anchor"] == "fastmcp" and gateway["ratio_toolkit_best_anchor"] == 260 / 4000
+    assert gateway["target_met"] is True  # 0.065 <= 3/10
+    assert collector.summary("compose.gateway.http.legacy.cpu_ratio")["median"]["toolkit"] == 2.0
+    assert collector.summary("compose.mount.stdio.legacy.cpu_ratio")["median"] == {"toolkit": 1.04, "fastmcp": 1.25}
+
+    lines = report.table(_fake_results(collector, ["toolkit", "mcp", "fastmcp"])).splitlines()
+    mount = next(line for line in lines if line.startswith("  stdio: "))
+    assert mount.startswith("  stdio: legacy 1.040x ✓ (fastmcp 1.250x), modern -")
+    gateway_line = next(line for line in lines if line.startswith("  HTTP upstream, legacy: "))
+    assert gateway_line == (
+        "  HTTP upstream, legacy: toolkit 260 µs = 2.00x direct ✗, p50 +250 µs; "
+        "fastmcp 4,000 µs: toolkit/fastmcp 0.065 ✓ (its p50 +5,860 µs)"
+    )
+    assert "  stdio upstream, modern: - (no toolkit figure)" in lines
+
+
+def _fastmcp_python() -> Path:
+    python = REPO / ".interop" / "servers" / "py-fastmcp416" / "bin" / "python"
+    if not python.exists():
+        missing(f"fastmcp 4.1.6 is not installed ({python}): run scripts/servers --install-only")
+    return python
+
+
+async def test_the_fastmcp_gateway_relays_toolkits_server_in_both_eras(tmp_path: Path) -> None:
+    """``bench/servers/fastmcp_gateway.py`` (the compose scenario's fastmcp column, run here from the
+    fastmcp 4.1.6 that scripts/servers installs, the anchors' own pins) in front of toolkit's bench
+    server over HTTP and over stdio: get_items comes back whole in both eras (the driver checks it)."""
+    fastmcp = _fastmcp_python()
+    upstream_port = procs.free_port()
+    argv = [str(PYTHON), str(REPO / "bench" / "servers" / "toolkit_server.py"), "--transport", "http"]
+    upstream, _ = await procs.start([*argv, "--port", str(upstream_port)], server_env(), tmp_path / "up.log", False)
+    try:
+        await procs.wait_for_port(upstream, upstream_port, 60.0)
+        command = [str(PYTHON), str(REPO / "bench" / "servers" / "toolkit_server.py"), "--transport", "stdio"]
+        for target in (f"http://127.0.0.1:{upstream_port}/mcp", json.dumps(command)):
+            port = procs.free_port()
+            gateway_argv = [str(fastmcp), str(REPO / "bench" / "servers" / "fastmcp_gateway.py")]
+            gateway_argv += ["--transport", "http", "--port", str(port)]
+            env = server_env() | {"BENCH_UPSTREAM": target}
+            gateway, _ = await procs.start(gateway_argv, env, tmp_path / "gateway.log", False)
+            try:
+                await procs.wait_for_port(gateway, port, 60.0)
+                for era in ERAS:
+                    session = Session(HttpTransport("127.0.0.1", port), era)
+                    try:
+                        await session.open(60.0)
+                        for _ in range(3):
+                            await session.call(60.0)
+                    finally:
+                        await session.transport.close()
+                if target.startswith("["):
+                    child = compose._only_child(gateway.pid)  # the stdio upstream, what the scenario measures
+                    assert "toolkit_server.py" in Path(f"/proc/{child}/cmdline").read_text()
+            finally:
+                await procs.stop(gateway)
+    finally:
+        await procs.stop(upstream)
+
+
 # --- where the time goes: bench/profile.py ---------------------------------------------------------
 
 TOOLKIT_ITEMS = [
@@ -556,7 +721,8 @@ def test_the_profile_splits_toolkit_calls_into_line_items(tmp_path: Path) -> Non
     """``python -m bench.profile`` runs clean (every answer checked, exit 0) and its line items add up
     to the server CPU per call it measured; toolkit's own items get some of it. No timing asserted."""
     out = tmp_path / "profile.json"
-    arguments = ["--calls", "200", "--transport", "stdio,http", "--era", "modern", "--servers", "toolkit"]
+    arguments = ["--calls", "200", "--warmup", "50", "--transport", "stdio,http", "--era", "modern"]
+    arguments += ["--servers", "toolkit"]
     run = subprocess.run(
         [str(PYTHON), "-m", "bench.profile", *arguments, "--out", str(out)],
         check=False,
@@ -598,32 +764,65 @@ def test_the_profile_splits_toolkit_calls_into_line_items(tmp_path: Path) -> Non
     assert "Proportional attribution" in run.stdout
 
 
+GATEWAY_ITEMS = [
+    "toolkit client (_client/*: session, HTTP/1.1 and stdio transports)",
+    "toolkit proxy (_sources/*, _compose)",
+]
+
+
+def test_the_profile_splits_a_gateways_calls_into_line_items(tmp_path: Path) -> None:
+    """``--servers gateway-http,gateway-stdio``: toolkit's gateway of the compose scenario, in front of
+    toolkit's server over HTTP (an upstream the script starts) and over stdio (the gateway's child),
+    profiled alone; its client and proxy items get some of its CPU, and no tool runs in it."""
+    out = tmp_path / "profile.json"
+    arguments = ["--calls", "200", "--warmup", "50", "--transport", "http", "--era", "modern"]
+    run = subprocess.run(
+        [str(PYTHON), "-m", "bench.profile", *arguments, "--servers", "gateway-http,gateway-stdio", "--out", str(out)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=REPO,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    configs = json.loads(out.read_text())["configurations"]
+    assert [(c["server"], c["transport"]) for c in configs] == [("gateway-http", "http"), ("gateway-stdio", "http")]
+    for config in configs:
+        items = config["items"]
+        assert sum(item["us_per_call"] for item in items.values()) == pytest.approx(
+            config["cpu_us_per_call"], abs=0.001 * len(items) + 0.01
+        )
+        for label in GATEWAY_ITEMS:
+            assert items[label]["us_per_call"] > 0, (config["server"], label)
+        assert items["toolkit tools (_tools, _functions, _schema/*)"]["us_per_call"] == 0, "the upstream runs the tool"
+        assert items["the tool itself (bench/servers/workloads.py)"]["us_per_call"] == 0
+        # The stdio upstream is written to through a pipe; the HTTP one through the socket.
+        assert (config["calls_per_request"]["os.write"] >= 1) == (config["server"] == "gateway-stdio")
+
+
 CLIENT_CPU = [f"client.{transport}.{era}.cpu_us" for transport in ("stdio", "http") for era in ("legacy", "modern")]
 
 
-def test_the_client_scenario_measures_toolkits_client_in_quick_mode(tmp_path: Path) -> None:
-    """``--scenarios client``: toolkit.Client over stdio and HTTP in both eras (its own process's CPU
+@QUICK_TIMEOUT
+def test_the_client_scenario_measures_toolkits_client_in_quick_mode(quick: QuickRun) -> None:
+    """The ``client`` group: toolkit.Client over stdio and HTTP in both eras (its own process's CPU
     per call, every result checked by the driver) and toolkit.testing.Client in process; the floor
     is a server, not a client, and starts nothing here."""
-    run = _bench("--quick", "--only", "toolkit,floor", "--scenarios", "client", "--out", str(tmp_path), timeout=90)
-    assert "anchors' venv" not in run.stdout, "--only toolkit,floor needs no anchors"
-    results = json.loads((tmp_path / "latest.json").read_text())
-    assert results["errors"] == []
-    metrics = results["metrics"]
-    assert all(key.startswith("client.") for key in metrics), "only the scenario asked for"
+    metrics = quick.metrics
     testing = [f"client.testing.{era}.cpu_us" for era in ("legacy", "modern")]
     for key in [*CLIENT_CPU, *testing]:
         assert metrics[key]["median"]["toolkit"] > 0, key
-        assert metrics[key]["frameworks"]["floor"]["unsupported"], key
+        assert metrics[key]["frameworks"]["floor"]["unsupported"] == FLOOR_NOT_A_CLIENT, key
     for key in CLIENT_CPU:
         assert metrics[key]["target"] == "3/10", key
         raw = metrics[key]["frameworks"]["toolkit"]["raw"][0]
         assert len(raw["per_batch_us"]) == 5, "every batch is kept"
         assert min(raw["per_batch_us"]) == pytest.approx(metrics[key]["median"]["toolkit"], abs=0.01), "the lowest"
         assert metrics[key.replace("cpu_us", "p50_us")]["median"]["toolkit"] > 0
-    assert "toolkit: import toolkit loads no client module" in run.stdout
-    assert "get_items client CPU/call, the client's process (HTTP, modern)" in run.stdout
-    assert "toolkit.testing.Client, modern:" in run.stdout
+    assert "toolkit: import toolkit loads no client module" in quick.stdout
+    assert "get_items client CPU/call, the client's process (HTTP, modern)" in quick.stdout
+    assert "toolkit.testing.Client, modern:" in quick.stdout
+    assert not list(quick.logs.glob("floor-client-*")), "the floor starts no server for the clients"
 
 
 def test_the_toolkit_client_driver_says_when_toolkit_has_no_client(tmp_path: Path) -> None:
