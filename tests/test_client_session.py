@@ -584,3 +584,28 @@ async def test_a_version_refused_once_but_listed_is_retried_once(requested: str)
         await answer_next(transport, base + 1, REFUSED_ONCE)
         await answer_next(transport, base + 2, REFUSED_ONCE)
         assert (await twice)["error"]["code"] == -32022
+
+
+async def test_a_server_that_declares_no_logging_is_not_asked_to_set_a_level() -> None:
+    """mcp 1.x FastMCP declares no ``logging`` capability and answers ``logging/setLevel`` with -32601."""
+    transport = Scripted()
+    session = ClientSession(transport, protocol_version=LATEST_LEGACY, log_level="debug")
+    opening = asyncio.create_task(session.open())
+    while not transport.sent:
+        await asyncio.sleep(0)
+    assert transport.deliver is not None
+    initialize = transport.sent[0]
+    await transport.deliver(
+        {
+            "jsonrpc": "2.0",
+            "id": initialize["id"],
+            "result": {
+                "protocolVersion": LATEST_LEGACY,
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "quiet", "version": "1"},
+            },
+        }
+    )
+    await opening
+    await session.close()
+    assert [message["method"] for message in transport.sent] == ["initialize", "notifications/initialized"]

@@ -77,7 +77,7 @@ async def probe(session: ClientSession, version: str, *, retry: bool) -> None:
 
 
 async def initialize(session: ClientSession, version: str | None) -> None:
-    """The legacy handshake: ``initialize``, ``notifications/initialized``, then ``logging/setLevel``."""
+    """The legacy handshake: ``initialize``, ``notifications/initialized``, ``logging/setLevel`` if it logs."""
     requested = version or LATEST_LEGACY_VERSION
     params = {"protocolVersion": requested, "capabilities": session.capabilities, "clientInfo": session.client_info}
     response = await session.exchange("initialize", params, session.timeout, None)
@@ -93,7 +93,9 @@ async def initialize(session: ClientSession, version: str | None) -> None:
     session.initialize_result = result
     session.settle(answered)
     await session.notify("notifications/initialized")
-    if session.log_level is not None:
+    declared = result.get("capabilities")
+    if session.log_level is not None and isinstance(declared, dict) and isinstance(declared.get("logging"), dict):
+        # Only a server that declares logging has logging/setLevel (mcp 1.x FastMCP answers -32601 otherwise).
         await session.result("logging/setLevel", {"level": session.log_level})
 
 
