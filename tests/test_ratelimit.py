@@ -378,3 +378,16 @@ async def test_replicas_sharing_redis_allow_n_in_total_and_fail_closed_without_i
             for replica in (one, two):
                 back = (await burst(replica.url, clients=1, calls=1, tool="lookup"))[0]
                 assert back.status == 200, (back.status, back.messages)
+
+
+async def test_a_parents_limit_counts_the_calls_of_mounted_and_proxied_tools() -> None:
+    import toolkit  # noqa: PLC0415 - toolkit.Client, the proxy's upstream connection
+
+    gateway = Server("gateway")
+    gateway.mount(make_server(), "local")
+    gateway.mount(toolkit.Client(make_server(), protocol_version="2025-11-25"), namespace="remote")
+    gateway.add_middleware(RateLimit("2/minute", tools=["local_search", "remote_search"]))
+    async with Client(gateway) as client:
+        assert [refused(await call(client, "local_search", query="q")) for _ in range(3)] == [False, False, True]
+        assert [refused(await call(client, "remote_search", query="q")) for _ in range(3)] == [False, False, True]
+        assert not refused(await call(client, "local_lookup", key="k"))

@@ -741,3 +741,17 @@ def test_the_docs_example_reports_to_the_sdk_it_sets_up(tmp_path: Path) -> None:
     assert json.loads(run.stdout)["structuredContent"] == 5
     for name in ("tools/call add", "validate_arguments add", "run_tool add", "serialize_result add", DURATION_METRIC):
         assert f'"name": "{name}"' in run.stderr, name
+
+
+async def test_a_mounted_tools_call_is_one_request_span_of_the_parent(otel: Recorded) -> None:
+    gateway = Server("gateway")
+    gateway.mount(traced_server(), "child")
+    async with Client(gateway, protocol_version=MODERN) as client:
+        result = await client.call_tool("child_tenant", meta={"baggage": "tenant=acme"})
+    assert result["content"][0]["text"] == "acme"
+    (request,) = otel.server_spans()
+    assert request.name == "tools/call child_tenant"
+    # The child's function ran inside the parent's span: the application's span nests under it.
+    user = the_span(otel, "look up tenant")
+    assert user.context is not None and request.context is not None
+    assert user.context.trace_id == request.context.trace_id
