@@ -23,6 +23,7 @@ from tests.support.processes import PYTHON, RunningServer, free_port, http_serve
 from tests.support.redis_rig import redis_server
 from tests.support.stdio import StdioClient
 
+import toolkit
 from toolkit import Context, Server
 from toolkit.auth import AccessToken
 from toolkit.middleware import McpRequest, RateLimit
@@ -381,8 +382,6 @@ async def test_replicas_sharing_redis_allow_n_in_total_and_fail_closed_without_i
 
 
 async def test_a_parents_limit_counts_the_calls_of_mounted_and_proxied_tools() -> None:
-    import toolkit  # noqa: PLC0415 - toolkit.Client, the proxy's upstream connection
-
     gateway = Server("gateway")
     gateway.mount(make_server(), "local")
     gateway.mount(toolkit.Client(make_server(), protocol_version="2025-11-25"), namespace="remote")
