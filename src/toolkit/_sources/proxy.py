@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING, Any, Final
 from .._client.client import Client
 from .._client.session import ClientSession
 from .._client.subscriptions import FILTER_FIELDS
-from .._compat.schemas import declares_wrapper, is_wrapper_schema, unwrap_schema
-from .._compat.tools import natural_outcome
-from .._components import PromptBase, ResourceBase, TaskSupport, TemplateBase, ToolBase
+from .._compat.tasks import task_form
+from .._compat.tools import natural_outcome, natural_output_schema
+from .._components import TASK_SUPPORT, PromptBase, ResourceBase, TaskSupport, TemplateBase, ToolBase
 from .._content import CallOutcome
 from .._errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ClientError, McpError, SchemaError, ToolkitError
 from .._registry import KINDS, Kind
 from .._schema.headers import header_params
 from .._uritemplate import UriTemplate
 from .._versions import is_modern
-from .bridge import RelayContext, relayed, unreachable
+from .bridge import RelayContext, TaskQuestions, may_wait, relayed, unreachable
 from .namespace import inner_uri, outer_name, outer_uri
 from .upstream import Sessions, Upstream
 
@@ -58,11 +58,13 @@ class _Remote:
     source: ProxySource
 
     async def _relay(
-        self, method: str, params: dict[str, Any], context: Any, *, progress: bool = False
+        self, method: str, params: dict[str, Any], context: Any, *, progress: bool = False, task: bool = False
     ) -> dict[str, Any]:
         source = self.source
         session = await source.session_for(context)
-        return await relayed(session, method, params, context, source.label, progress=progress)
+        return await relayed(
+            session, method, params, context, source.label, progress=progress, task=task, questions=source.questions
+        )
 
 
 class RemoteTool(_Remote, ToolBase):
@@ -85,9 +87,22 @@ class RemoteTool(_Remote, ToolBase):
         self.tags = frozenset()
         execution = entry.get("execution")
         declared = execution.get("taskSupport") if isinstance(execution, dict) else None
-        self.task: TaskSupport = declared if declared in ("optional", "required") else "optional"
-        """Any remote call may run as a task here (questions then go out through the task)."""
-        self.task_start = "call"
+        # A 2026-07-28 upstream decides per call whether a tool runs as a task (SEP-2663: not listed),
+        # so each may here; a legacy upstream's is as it declares, else optional, so that a question
+        # it asks mid-call can reach a 2026-07-28 caller through a task (bridge.py).
+        self.task: TaskSupport = "optional" if is_modern(version) or declared not in TASK_SUPPORT else declared
+        self.task_start = "begin_task"
+        """Ours begins when it must: when the upstream answers with a task (after any questions it asked
+        first), or when a legacy upstream asks a question a 2026-07-28 caller can answer only in one."""
+        self.upstream_task: str | None = (
+            "extension"
+            if is_modern(version)
+            else "experimental"
+            if declared == "required" and task_form(version) == "experimental"
+            else None
+        )
+        """How the call runs upstream as a task: ``"extension"`` (when the caller can take a task; the
+        upstream decides), ``"experimental"`` (a 2025-11-25 tool it runs only as one)."""
         self.max_argument_depth = 64
         schema = entry.get("inputSchema")
         self.input_schema = schema if isinstance(schema, dict) else {"type": "object"}
@@ -96,24 +111,18 @@ class RemoteTool(_Remote, ToolBase):
         self.version = version
         advertised = entry.get("outputSchema")
         self.advertised_output = advertised if isinstance(advertised, dict) else None
-        self.unwrap = False
-        """Whether results travel as ``{"result": x}`` that this side takes off (``natural``)."""
-        natural = self.advertised_output
-        if natural is not None and not is_modern(version) and is_wrapper_schema(natural):
-            natural = unwrap_schema(natural)  # toolkit's own legacy wrapper: natural_outcome undoes it
-        elif (
-            natural is not None
-            and source.unwrap_results
-            and declares_wrapper(self.remote_name, natural, modern=is_modern(version))
-        ):
-            natural, self.unwrap = unwrap_schema(natural), True
+        natural, self.unwrap = natural_output_schema(
+            self.remote_name, advertised, version, unwrap_declared=source.unwrap_results
+        )
+        """``unwrap``: whether results still travel as ``{"result": x}``, which this side takes off."""
         self.output_schema = natural
         self._output_validator = None
 
     async def call(self, arguments: dict[str, Any], context: Any) -> CallOutcome:
         params = {"name": self.remote_name, "arguments": arguments}
         try:
-            result = await self._relay("tools/call", params, context, progress=True)
+            task = self.upstream_task == "experimental" or (self.upstream_task == "extension" and may_wait(context))
+            result = await self._relay("tools/call", params, context, progress=True, task=task)
         except McpError:
             raise
         except (ConnectionError, TimeoutError, ToolkitError) as exc:
@@ -274,9 +283,11 @@ class ProxySource:
         self.unwrap_results = unwrap_results
         self.select = select
         self.on_resource_updated = on_resource_updated
+        self.questions = TaskQuestions(patience=client.timeout)
+        """Where the questions of a 2025-11-25 upstream's tasks find the call that follows the task."""
         self.upstream = Upstream(
             client,
-            handlers={},
+            handlers=self.questions.handlers,
             on_message=self._notified,
             on_connected=self._connected,
             sessions=sessions,
