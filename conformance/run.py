@@ -2,8 +2,13 @@
 
 For each protocol version a fresh server is started with ``toolkit run ... --transport http`` on a
 free localhost port, the suite's ``server`` command runs every scenario that applies to that
-version, and the server is stopped. The verdict is read from each scenario's ``checks.json`` (see
-``Outcome.verdict`` and conformance/README.md): FAIL when a check is FAILURE or no result was
+version, and the server is stopped. With ``--gateway stdio|http`` the suite talks to a gateway
+instead (``conformance/gateway.py``, a ``Server.proxy``), which proxies the same server
+started as its stdio child, or served over HTTP on another free port; ``--compare`` also runs the
+server alone and fails when the gateway scores below it on any scenario.
+
+The verdict is read from each scenario's ``checks.json`` (see ``Outcome.verdict`` and
+conformance/README.md): FAIL when a check is FAILURE or no result was
 recorded; NOT EXERCISED when every check of the scenario's own is SKIPPED or INFO (never a pass);
 PASS otherwise (WARNINGs are listed, not counted).
 """
@@ -29,6 +34,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER_APP = ROOT / "examples" / "conformance_server.py"
+GATEWAY_APP = ROOT / "conformance" / "gateway.py"
+GATEWAYS = ("stdio", "http")
+"""How the gateway reaches the server: as its stdio child, or over Streamable HTTP."""
+ALONE = "alone"
 TOOLKIT = ROOT / ".venv" / "bin" / "toolkit"
 RESULTS = ROOT / ".conformance" / "results"
 SPEC_VERSIONS = ("2025-11-25", "2026-07-28")
@@ -38,6 +47,8 @@ SCORED_EXTENSION_PREFIXES = ("tasks-",)
 RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$")
 LISTED = re.compile(r"^\s*-\s+(?P<name>\S+)\s+\[(?P<tags>[^\]]*)\]")
 PASS, FAIL, NOT_EXERCISED = "PASS", "FAIL", "NOT EXERCISED"
+RANK = {FAIL: 0, NOT_EXERCISED: 1, PASS: 2}
+"""How a target's verdict compares with the server's own (--compare): lower is worse."""
 WIRE_CHECK = "wire-schema-valid"
 """The suite's check on every message of every scenario: it says nothing about the scenario's own subject."""
 SILENT = ("SKIPPED", "INFO")
@@ -124,29 +135,22 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_server(log_path: Path) -> Iterator[str]:
-    """Start the example over Streamable HTTP; yield its URL once it answers; always stop it."""
+def running_server(log_path: Path, app: Path = SERVER_APP, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Serve ``app`` over Streamable HTTP; yield its URL once it answers; always stop it."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    command = [
-        str(TOOLKIT),
-        "run",
-        str(SERVER_APP),
-        "--transport",
-        "http",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-    ]
+    command = [str(TOOLKIT), "run", str(app), "--transport", "http", "--host", "127.0.0.1", "--port", str(port)]
+    environment = {**os.environ, **(env or {})}
     with log_path.open("wb") as output:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT, start_new_session=True, env=environment
+        )
     try:
         deadline = time.monotonic() + 60
         while True:
             if process.poll() is not None:
                 tail = log_path.read_text(errors="replace")[-3000:]
-                raise RuntimeError(f"the server exited with code {process.returncode} before answering:\n{tail}")
+                raise RuntimeError(f"{app.name} exited with code {process.returncode} before answering:\n{tail}")
             try:
                 urllib.request.urlopen(urllib.request.Request(url, method="GET"), timeout=2).close()
                 break
@@ -154,17 +158,40 @@ def running_server(log_path: Path) -> Iterator[str]:
                 break  # any HTTP answer means it is serving
             except OSError:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"the server did not answer at {url} within 60 s") from None
+                    raise RuntimeError(f"{app.name} did not answer at {url} within 60 s") from None
                 time.sleep(0.1)
         yield url
     finally:
         if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
+            os.killpg(process.pid, signal.SIGTERM)  # the gateway's stdio upstream too
             try:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                process.kill()
+                os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+
+
+@contextmanager
+def serving(output_dir: Path, target: str, upstream: str | None = None) -> Iterator[str]:
+    """The URL the suite tests: the server alone, or a gateway in front of it (``target`` in GATEWAYS).
+
+    ``upstream``: what the gateway proxies instead of the conformance server (a command or a URL).
+    """
+    if target == ALONE:
+        with running_server(output_dir / "server.log") as url:
+            yield url
+    elif upstream is not None:
+        with running_server(output_dir / "gateway.log", GATEWAY_APP, {"CONFORMANCE_UPSTREAM": upstream}) as url:
+            yield url
+    elif target == "stdio":
+        with running_server(output_dir / "gateway.log", GATEWAY_APP, {"CONFORMANCE_UPSTREAM": ""}) as url:
+            yield url
+    else:
+        with (
+            running_server(output_dir / "server.log") as server_url,
+            running_server(output_dir / "gateway.log", GATEWAY_APP, {"CONFORMANCE_UPSTREAM": server_url}) as url,
+        ):
+            yield url
 
 
 def list_scenarios(suite_bin: str) -> dict[str, list[str]]:
@@ -217,12 +244,19 @@ def collect(output_dir: Path, version: str, expected: list[str]) -> list[Outcome
 
 
 def run_version(
-    suite_bin: str, version: str, scenarios: list[str], whole_suite: bool, out: Path, timeout: float
+    suite_bin: str,
+    version: str,
+    scenarios: list[str],
+    whole_suite: bool,
+    out: Path,
+    timeout: float,
+    target: str = ALONE,
+    upstream: str | None = None,
 ) -> list[Outcome]:
     output_dir = out / version
     output_dir.mkdir(parents=True, exist_ok=True)
-    log(f"{version}: {len(scenarios)} scenario(s)")
-    with running_server(output_dir / "server.log") as url:
+    log(f"{_label(target)}: {version}: {len(scenarios)} scenario(s)")
+    with serving(output_dir, target, upstream) as url:
         if whole_suite:
             harness(suite_bin, ["--url", url, "--suite", "all", "--spec-version", version], output_dir, timeout)
         else:
@@ -231,14 +265,67 @@ def run_version(
     return collect(output_dir, version, scenarios)
 
 
-def run_extensions(suite_bin: str, scenarios: list[str], out: Path, timeout: float) -> list[Outcome]:
+def run_extensions(
+    suite_bin: str, scenarios: list[str], out: Path, timeout: float, target: str = ALONE, upstream: str | None = None
+) -> list[Outcome]:
     output_dir = out / EXTENSION
     output_dir.mkdir(parents=True, exist_ok=True)
-    log(f"extensions: {len(scenarios)} scenario(s)")
-    with running_server(output_dir / "server.log") as url:
+    log(f"{_label(target)}: extensions: {len(scenarios)} scenario(s)")
+    with serving(output_dir, target, upstream) as url:
         for name in scenarios:
             harness(suite_bin, ["--url", url, "--scenario", name], output_dir, timeout)
     return collect(output_dir, EXTENSION, scenarios)
+
+
+def _label(target: str) -> str:
+    return "the server alone" if target == ALONE else f"the gateway ({target} upstream)"
+
+
+def worse(baseline: list[Outcome], through: list[Outcome]) -> list[str]:
+    """The scenarios ``through`` (a gateway) scores below ``baseline`` (the server alone), as lines."""
+    verdicts = {(outcome.scenario, outcome.version): outcome.verdict for outcome in through}
+    found = []
+    for outcome in baseline:
+        verdict = verdicts.get((outcome.scenario, outcome.version), FAIL)
+        if RANK[verdict] < RANK[outcome.verdict]:
+            found.append(f"{outcome.version:<10}  {outcome.scenario}: {outcome.verdict} alone, {verdict} here")
+    return found
+
+
+def table(targets: list[str], results: dict[str, list[Outcome]]) -> Iterator[str]:
+    """One row per scenario and version: each target's verdict side by side."""
+    verdicts = {target: {(o.scenario, o.version): o.verdict for o in results[target]} for target in targets}
+    rows = list(dict.fromkeys((o.scenario, o.version) for target in targets for o in results[target]))
+    width = max([len(scenario) for scenario, _ in rows] + [8])
+    heads = [ALONE if target == ALONE else f"gateway/{target}" for target in targets]
+    yield f"{'scenario':<{width}}  {'version':<10}  " + "  ".join(f"{head:<15}" for head in heads)
+    for scenario, version in rows:
+        cells = [verdicts[target].get((scenario, version), "-") for target in targets]
+        yield f"{scenario:<{width}}  {version:<10}  " + "  ".join(f"{cell:<15}" for cell in cells)
+
+
+def run_target(
+    args: argparse.Namespace, catalogue: dict[str, list[str]], out: Path, target: str
+) -> tuple[list[Outcome], list[Outcome]]:
+    """Every chosen scenario against ``target``: (scored outcomes, informational outcomes)."""
+    versions = args.spec_version or list(SPEC_VERSIONS)
+    extensions = [name for name, tags in catalogue.items() if tags == [EXTENSION]]
+    suite, timeout, upstream = args.suite_bin, args.timeout, args.upstream
+    if args.extensions:
+        chosen = [name for name in args.scenario if name in extensions] if args.scenario else extensions
+        return [], run_extensions(suite, chosen, out, timeout, target, upstream)
+    outcomes: list[Outcome] = []
+    for version in versions:
+        applicable = [name for name, tags in catalogue.items() if version in tags]
+        chosen = [name for name in args.scenario if name in applicable] if args.scenario else applicable
+        if chosen:
+            outcomes += run_version(suite, version, chosen, not args.scenario, out, timeout, target, upstream)
+    if "2026-07-28" in versions:  # the extension scenarios run at 2026-07-28 only
+        scored = [name for name in extensions if name.startswith(SCORED_EXTENSION_PREFIXES)]
+        chosen = [name for name in args.scenario if name in scored] if args.scenario else scored
+        if chosen:
+            outcomes += run_extensions(suite, chosen, out, timeout, target, upstream)
+    return outcomes, []
 
 
 def main() -> int:
@@ -249,10 +336,25 @@ def main() -> int:
         "--spec-version", action="append", choices=SPEC_VERSIONS, default=[], help="only this version (repeatable)"
     )
     parser.add_argument("--extensions", action="store_true", help="run the extension scenarios (informational)")
+    parser.add_argument(
+        "--gateway",
+        action="append",
+        choices=GATEWAYS,
+        default=[],
+        help="test a gateway (conformance/gateway.py) proxying the server over stdio or HTTP (repeatable)",
+    )
+    parser.add_argument(
+        "--compare", action="store_true", help="also run the server alone; fail where a gateway scores below it"
+    )
+    parser.add_argument(
+        "--upstream", default=None, help="what the gateway proxies instead of the conformance server (command or URL)"
+    )
     parser.add_argument("--timeout", type=float, default=900, help="seconds allowed for one suite invocation")
     parser.add_argument("--out", type=Path, default=None, help="where to keep raw results")
     parser.add_argument("-v", "--verbose", action="store_true", help="print the message of every failed/warned check")
     args = parser.parse_args()
+    if args.upstream is not None and not args.gateway:
+        parser.error("--upstream names what a gateway proxies: use it with --gateway")
 
     started = time.monotonic()
     out = args.out or RESULTS / time.strftime("%Y%m%d-%H%M%S")
@@ -262,42 +364,35 @@ def main() -> int:
     if unknown:
         log(f"unknown scenario(s) {unknown}; the server scenarios are: {', '.join(catalogue)}")
         return 2
-    versions = args.spec_version or list(SPEC_VERSIONS)
-    extensions = [name for name, tags in catalogue.items() if tags == [EXTENSION]]
-
-    outcomes: list[Outcome] = []
-    informational: list[Outcome] = []
+    gateways = list(dict.fromkeys(args.gateway))
+    targets = ([ALONE] if args.compare or not gateways else []) + gateways
+    results: dict[str, list[Outcome]] = {}
+    informational: dict[str, list[Outcome]] = {}
     try:
-        if args.extensions:
-            chosen = [name for name in args.scenario if name in extensions] if args.scenario else extensions
-            informational = run_extensions(args.suite_bin, chosen, out, args.timeout)
-        else:
-            for version in versions:
-                applicable = [name for name, tags in catalogue.items() if version in tags]
-                chosen = [name for name in args.scenario if name in applicable] if args.scenario else applicable
-                if chosen:
-                    outcomes += run_version(args.suite_bin, version, chosen, not args.scenario, out, args.timeout)
-            if "2026-07-28" in versions:  # the extension scenarios run at 2026-07-28 only
-                scored = [name for name in extensions if name.startswith(SCORED_EXTENSION_PREFIXES)]
-                chosen = [name for name in args.scenario if name in scored] if args.scenario else scored
-                if chosen:
-                    outcomes += run_extensions(args.suite_bin, chosen, out, args.timeout)
-            if args.scenario and not outcomes:
+        for target in targets:
+            target_out = out if targets == [ALONE] else out / target
+            results[target], informational[target] = run_target(args, catalogue, target_out, target)
+            if args.scenario and not results[target] and not informational[target]:
+                versions = args.spec_version or list(SPEC_VERSIONS)
                 log(f"{args.scenario} apply to none of {versions} (extension scenarios run with --extensions)")
                 return 2
     except RuntimeError as exc:
         log(str(exc))
         return 2
 
-    for outcome in outcomes + informational:
-        print(outcome.line())
-        if args.verbose:
-            for detail in outcome.details():
-                print(detail)
+    for target in targets:
+        if len(targets) > 1:
+            print(f"== {_label(target)}")
+        for outcome in results[target] + informational[target]:
+            print(outcome.line())
+            if args.verbose:
+                for detail in outcome.details():
+                    print(detail)
     (out / "summary.json").write_text(
         json.dumps(
             [
                 {
+                    "target": target,
                     "scenario": o.scenario,
                     "version": o.version,
                     "verdict": o.verdict,
@@ -305,17 +400,31 @@ def main() -> int:
                     "failed": o.ids("FAILURE"),
                     "warnings": o.ids("WARNING"),
                 }
-                for o in outcomes + informational
+                for target in targets
+                for o in results[target] + informational[target]
             ],
             indent=2,
         )
     )
     log(f"raw results in {os.path.relpath(out, ROOT)}; took {time.monotonic() - started:.0f} s")
-    if informational:
-        print(f"extensions (informational, not scored): {summary(informational)}")
+    if args.extensions:
+        for target in targets:
+            print(f"extensions (informational, not scored), {_label(target)}: {summary(informational[target])}")
         return 0
-    print(summary(outcomes))
-    return exit_status(outcomes)
+    if len(targets) > 1:
+        for line in table(targets, results):
+            print(line)
+    for target in targets:
+        print(summary(results[target]) + ("" if len(targets) == 1 else f"  ({_label(target)})"))
+    status = max(exit_status(results[target]) for target in targets)
+    if args.compare:
+        for gateway in gateways:
+            below = worse(results[ALONE], results[gateway])
+            for line in below:
+                print(f"below the server alone, {_label(gateway)}: {line}")
+            if below:
+                status = 1
+    return status
 
 
 if __name__ == "__main__":
