@@ -7,6 +7,10 @@ The upstream is the conformance server started over stdio as a child of the gate
 ``CONFORMANCE_UPSTREAM`` holds a URL (``http://127.0.0.1:8000/mcp``) or a command, that server.
 The gateway holds no tool of its own: every scenario the suite runs goes through the proxy, in
 whichever era the suite speaks, whatever era the upstream answers in.
+
+What ``toolkit proxy TARGET --transport http`` serves, plus an ``EventStore`` (as the server alone
+has one), so that its own SSE streams resume (``server-sse-polling``): the command has no option
+for one (``scripts/conformance --gateway stdio --proxy-cli`` runs the command itself).
 """
 
 from __future__ import annotations

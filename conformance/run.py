@@ -3,9 +3,9 @@
 For each protocol version a fresh server is started with ``toolkit run ... --transport http`` on a
 free localhost port, the suite's ``server`` command runs every scenario that applies to that
 version, and the server is stopped. With ``--gateway stdio|http`` the suite talks to a gateway
-instead (``conformance/gateway.py``, a ``Server.proxy``), which proxies the same server
-started as its stdio child, or served over HTTP on another free port; ``--compare`` also runs the
-server alone and fails when the gateway scores below it on any scenario.
+instead (``toolkit proxy TARGET --transport http``), which proxies the same server started as its
+stdio child, or served over HTTP on another free port; ``--compare`` also runs the server alone
+and fails when the gateway scores below it on any scenario.
 
 The verdict is read from each scenario's ``checks.json`` (see ``Outcome.verdict`` and
 conformance/README.md): FAIL when a check is FAILURE or no result was
@@ -16,9 +16,11 @@ PASS otherwise (WARNINGs are listed, not counted).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -26,7 +28,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,23 +136,47 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@dataclass(frozen=True)
+class Target:
+    """What the suite runs against: the server ``alone``, or a gateway in front of it (``stdio``/``http``)."""
+
+    kind: str = ALONE
+    upstream: str | None = None
+    """What the gateway proxies instead of the conformance server (a command or a URL)."""
+    cli: bool = False
+    """The gateway is ``toolkit proxy`` itself, not ``gateway.py``."""
+
+    @property
+    def label(self) -> str:
+        return "the server alone" if self.kind == ALONE else f"the gateway ({self.kind} upstream)"
+
+
 @contextmanager
-def running_server(log_path: Path, app: Path = SERVER_APP, env: dict[str, str] | None = None) -> Iterator[str]:
-    """Serve ``app`` over Streamable HTTP; yield its URL once it answers; always stop it."""
+def running_server(
+    log_path: Path, command: Callable[[int], list[str]] | None = None, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """Serve ``command(port)`` (default: the example, ``toolkit run``) over Streamable HTTP; yield its URL once
+    it answers; always stop it."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    command = [str(TOOLKIT), "run", str(app), "--transport", "http", "--host", "127.0.0.1", "--port", str(port)]
-    environment = {**os.environ, **(env or {})}
+    argv = (command or serve_example)(port)
     with log_path.open("wb") as output:
         process = subprocess.Popen(
-            command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT, start_new_session=True, env=environment
+            argv,
+            cwd=ROOT,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, **(env or {})},
         )
     try:
         deadline = time.monotonic() + 60
         while True:
             if process.poll() is not None:
                 tail = log_path.read_text(errors="replace")[-3000:]
-                raise RuntimeError(f"{app.name} exited with code {process.returncode} before answering:\n{tail}")
+                raise RuntimeError(
+                    f"{' '.join(argv[:3])} exited with code {process.returncode} before answering:\n{tail}"
+                )
             try:
                 urllib.request.urlopen(urllib.request.Request(url, method="GET"), timeout=2).close()
                 break
@@ -158,40 +184,53 @@ def running_server(log_path: Path, app: Path = SERVER_APP, env: dict[str, str] |
                 break  # any HTTP answer means it is serving
             except OSError:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"{app.name} did not answer at {url} within 60 s") from None
+                    raise RuntimeError(f"{' '.join(argv[:3])} did not answer at {url} within 60 s") from None
                 time.sleep(0.1)
         yield url
     finally:
         if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)  # the gateway's stdio upstream too
+            process.send_signal(signal.SIGTERM)  # a gateway stops its stdio upstream itself
             try:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
+                process.kill()
                 process.wait()
 
 
-@contextmanager
-def serving(output_dir: Path, target: str, upstream: str | None = None) -> Iterator[str]:
-    """The URL the suite tests: the server alone, or a gateway in front of it (``target`` in GATEWAYS).
+def serve_example(port: int) -> list[str]:
+    return [str(TOOLKIT), "run", str(SERVER_APP), "--transport", "http", "--host", "127.0.0.1", "--port", str(port)]
 
-    ``upstream``: what the gateway proxies instead of the conformance server (a command or a URL).
-    """
-    if target == ALONE:
+
+def gateway_of(upstream: str, cli: bool = False) -> Callable[[int], list[str]]:
+    """A gateway in front of UPSTREAM over Streamable HTTP: ``gateway.py`` (``Server.proxy`` with an
+    ``EventStore``, as the server alone has; it reads UPSTREAM from ``CONFORMANCE_UPSTREAM``), or with
+    ``cli`` the ``toolkit proxy`` command, which has no event store to offer (its streams do not resume:
+    ``server-sse-polling`` is then not exercised)."""
+
+    def command(port: int) -> list[str]:
+        where = ["--transport", "http", "--host", "127.0.0.1", "--port", str(port)]
+        return [str(TOOLKIT), "proxy", upstream, *where] if cli else [str(TOOLKIT), "run", str(GATEWAY_APP), *where]
+
+    return command
+
+
+@contextmanager
+def serving(output_dir: Path, target: Target) -> Iterator[str]:
+    """The URL the suite tests: the server alone, or a gateway in front of it."""
+    if target.kind == ALONE:
         with running_server(output_dir / "server.log") as url:
             yield url
-    elif upstream is not None:
-        with running_server(output_dir / "gateway.log", GATEWAY_APP, {"CONFORMANCE_UPSTREAM": upstream}) as url:
-            yield url
-    elif target == "stdio":
-        with running_server(output_dir / "gateway.log", GATEWAY_APP, {"CONFORMANCE_UPSTREAM": ""}) as url:
-            yield url
-    else:
-        with (
-            running_server(output_dir / "server.log") as server_url,
-            running_server(output_dir / "gateway.log", GATEWAY_APP, {"CONFORMANCE_UPSTREAM": server_url}) as url,
-        ):
-            yield url
+        return
+    with contextlib.ExitStack() as stack:
+        upstream = target.upstream
+        if upstream is None and target.kind == "http":
+            upstream = stack.enter_context(running_server(output_dir / "server.log"))
+        elif upstream is None:
+            upstream = shlex.join([str(TOOLKIT), "run", str(SERVER_APP)])
+        gateway = gateway_of(upstream, target.cli)
+        yield stack.enter_context(
+            running_server(output_dir / "gateway.log", gateway, {"CONFORMANCE_UPSTREAM": upstream})
+        )
 
 
 def list_scenarios(suite_bin: str) -> dict[str, list[str]]:
@@ -250,13 +289,12 @@ def run_version(
     whole_suite: bool,
     out: Path,
     timeout: float,
-    target: str = ALONE,
-    upstream: str | None = None,
+    target: Target = Target(),
 ) -> list[Outcome]:
     output_dir = out / version
     output_dir.mkdir(parents=True, exist_ok=True)
-    log(f"{_label(target)}: {version}: {len(scenarios)} scenario(s)")
-    with serving(output_dir, target, upstream) as url:
+    log(f"{target.label}: {version}: {len(scenarios)} scenario(s)")
+    with serving(output_dir, target) as url:
         if whole_suite:
             harness(suite_bin, ["--url", url, "--suite", "all", "--spec-version", version], output_dir, timeout)
         else:
@@ -266,19 +304,15 @@ def run_version(
 
 
 def run_extensions(
-    suite_bin: str, scenarios: list[str], out: Path, timeout: float, target: str = ALONE, upstream: str | None = None
+    suite_bin: str, scenarios: list[str], out: Path, timeout: float, target: Target = Target()
 ) -> list[Outcome]:
     output_dir = out / EXTENSION
     output_dir.mkdir(parents=True, exist_ok=True)
-    log(f"{_label(target)}: extensions: {len(scenarios)} scenario(s)")
-    with serving(output_dir, target, upstream) as url:
+    log(f"{target.label}: extensions: {len(scenarios)} scenario(s)")
+    with serving(output_dir, target) as url:
         for name in scenarios:
             harness(suite_bin, ["--url", url, "--scenario", name], output_dir, timeout)
     return collect(output_dir, EXTENSION, scenarios)
-
-
-def _label(target: str) -> str:
-    return "the server alone" if target == ALONE else f"the gateway ({target} upstream)"
 
 
 def worse(baseline: list[Outcome], through: list[Outcome]) -> list[str]:
@@ -305,26 +339,26 @@ def table(targets: list[str], results: dict[str, list[Outcome]]) -> Iterator[str
 
 
 def run_target(
-    args: argparse.Namespace, catalogue: dict[str, list[str]], out: Path, target: str
+    args: argparse.Namespace, catalogue: dict[str, list[str]], out: Path, target: Target
 ) -> tuple[list[Outcome], list[Outcome]]:
     """Every chosen scenario against ``target``: (scored outcomes, informational outcomes)."""
     versions = args.spec_version or list(SPEC_VERSIONS)
     extensions = [name for name, tags in catalogue.items() if tags == [EXTENSION]]
-    suite, timeout, upstream = args.suite_bin, args.timeout, args.upstream
+    suite, timeout = args.suite_bin, args.timeout
     if args.extensions:
         chosen = [name for name in args.scenario if name in extensions] if args.scenario else extensions
-        return [], run_extensions(suite, chosen, out, timeout, target, upstream)
+        return [], run_extensions(suite, chosen, out, timeout, target)
     outcomes: list[Outcome] = []
     for version in versions:
         applicable = [name for name, tags in catalogue.items() if version in tags]
         chosen = [name for name in args.scenario if name in applicable] if args.scenario else applicable
         if chosen:
-            outcomes += run_version(suite, version, chosen, not args.scenario, out, timeout, target, upstream)
+            outcomes += run_version(suite, version, chosen, not args.scenario, out, timeout, target)
     if "2026-07-28" in versions:  # the extension scenarios run at 2026-07-28 only
         scored = [name for name in extensions if name.startswith(SCORED_EXTENSION_PREFIXES)]
         chosen = [name for name in args.scenario if name in scored] if args.scenario else scored
         if chosen:
-            outcomes += run_extensions(suite, chosen, out, timeout, target, upstream)
+            outcomes += run_extensions(suite, chosen, out, timeout, target)
     return outcomes, []
 
 
@@ -341,7 +375,10 @@ def main() -> int:
         action="append",
         choices=GATEWAYS,
         default=[],
-        help="test a gateway (conformance/gateway.py) proxying the server over stdio or HTTP (repeatable)",
+        help="test a gateway (conformance/gateway.py) in front of the server, over stdio or HTTP (repeatable)",
+    )
+    parser.add_argument(
+        "--proxy-cli", action="store_true", help="the gateway is toolkit proxy TARGET itself (no event store)"
     )
     parser.add_argument(
         "--compare", action="store_true", help="also run the server alone; fail where a gateway scores below it"
@@ -371,7 +408,8 @@ def main() -> int:
     try:
         for target in targets:
             target_out = out if targets == [ALONE] else out / target
-            results[target], informational[target] = run_target(args, catalogue, target_out, target)
+            serve = Target(target, args.upstream if target != ALONE else None, args.proxy_cli)
+            results[target], informational[target] = run_target(args, catalogue, target_out, serve)
             if args.scenario and not results[target] and not informational[target]:
                 versions = args.spec_version or list(SPEC_VERSIONS)
                 log(f"{args.scenario} apply to none of {versions} (extension scenarios run with --extensions)")
@@ -382,7 +420,7 @@ def main() -> int:
 
     for target in targets:
         if len(targets) > 1:
-            print(f"== {_label(target)}")
+            print(f"== {Target(target).label}")
         for outcome in results[target] + informational[target]:
             print(outcome.line())
             if args.verbose:
@@ -409,19 +447,19 @@ def main() -> int:
     log(f"raw results in {os.path.relpath(out, ROOT)}; took {time.monotonic() - started:.0f} s")
     if args.extensions:
         for target in targets:
-            print(f"extensions (informational, not scored), {_label(target)}: {summary(informational[target])}")
+            print(f"extensions (informational, not scored), {Target(target).label}: {summary(informational[target])}")
         return 0
     if len(targets) > 1:
         for line in table(targets, results):
             print(line)
     for target in targets:
-        print(summary(results[target]) + ("" if len(targets) == 1 else f"  ({_label(target)})"))
+        print(summary(results[target]) + ("" if len(targets) == 1 else f"  ({Target(target).label})"))
     status = max(exit_status(results[target]) for target in targets)
     if args.compare:
         for gateway in gateways:
             below = worse(results[ALONE], results[gateway])
             for line in below:
-                print(f"below the server alone, {_label(gateway)}: {line}")
+                print(f"below the server alone, {Target(gateway).label}: {line}")
             if below:
                 status = 1
     return status
