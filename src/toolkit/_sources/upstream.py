@@ -3,7 +3,11 @@
 - The shared session is opened when the proxying server starts, and reopened when it is lost
   (the child exited, the server went away): on the next request, at once; after a failed attempt,
   not before a backoff that doubles up to ``MAX_BACKOFF`` seconds, so an upstream that is down
-  costs each caller one quick, clear error rather than a hang.
+  costs each caller one quick, clear error rather than a hang, and a burst of calls starts one
+  upstream process, not one each.
+- Each session is opened by one task, whoever asked first; every caller that needs it meanwhile
+  waits for that task (shielded: a caller giving up does not abort it for the others), and
+  ``stop`` cancels it, so no session opened while the proxy stops outlives it (no orphan child).
 - A legacy upstream is stateful (its log level, roots, subscriptions and questions belong to a
   session), so with ``sessions="auto"`` each legacy downstream session with an id (Streamable
   HTTP) gets a session of its own upstream, opened on its first request and closed when idle
@@ -19,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Final, Literal
 
 from .._client.client import Client
@@ -37,6 +41,23 @@ FIRST_BACKOFF: Final = 0.5
 
 class UpstreamUnavailable(ToolkitError, ConnectionError):
     """The upstream server cannot be reached now (it refused, exited, or is backing off)."""
+
+
+SHARED: Final = ""
+"""The key of the shared session among the sessions being opened."""
+
+Opened = tuple[ClientSession, contextlib.AsyncExitStack]
+
+
+class _Held:
+    """A caller's own session: what closes it, and when it was last used."""
+
+    __slots__ = ("session", "stack", "used")
+
+    def __init__(self, session: ClientSession, stack: contextlib.AsyncExitStack, used: float) -> None:
+        self.session = session
+        self.stack = stack
+        self.used = used
 
 
 class Upstream:
@@ -71,18 +92,16 @@ class Upstream:
         self.forward_token = forward_token
         self._shared: ClientSession | None = None
         self._shared_stack: contextlib.AsyncExitStack | None = None
-        self._lock = asyncio.Lock()
         self._backoff = 0.0
         self._retry_at = 0.0
         self._last_error = ""
-        self._callers: dict[str, tuple[ClientSession, contextlib.AsyncExitStack, float]] = {}
+        self._callers: dict[str, _Held] = {}
+        self._opening: dict[str, asyncio.Task[ClientSession]] = {}
         self._stopping = False
 
     # --- opening ----------------------------------------------------------------------------------
 
-    async def _open(
-        self, extra_headers: Mapping[str, str] | None = None
-    ) -> tuple[ClientSession, contextlib.AsyncExitStack]:
+    async def _open(self, extra_headers: Mapping[str, str] | None = None) -> Opened:
         client = self.client
         stack = contextlib.AsyncExitStack()
         headers = {**(client.headers or {}), **(extra_headers or {})} or None
@@ -102,7 +121,6 @@ class Upstream:
                 protocol_version=client.protocol_version,
                 capabilities={name: {} for name in QUESTIONS},
                 client_info=client.client_info,
-                log_level="debug",
                 handlers=self.handlers,
                 on_message=self.on_message,
                 timeout=client.timeout,
@@ -110,58 +128,80 @@ class Upstream:
             )
             stack.push_async_callback(session.close)
             await session.open()
-            if not session.modern and (session.server_capabilities or {}).get("logging") is not None:
-                # Every message: the downstream session's own level filters them (ctx.log).
+            # Every log message: the downstream session's own level filters them (ctx.log). Not
+            # through the session's log_level, which asks a legacy server that may not log at all.
+            if session.modern:
+                session.set_log_level("debug")
+            elif (session.server_capabilities or {}).get("logging") is not None:
                 await session.result("logging/setLevel", {"level": "debug"})
         except BaseException:
             await stack.aclose()
             raise
         return session, stack
 
+    def _opened_by_one(
+        self, key: str, opening: Callable[[], Coroutine[Any, Any, ClientSession]]
+    ) -> asyncio.Task[ClientSession]:
+        """The task opening the session ``key``: the one under way, or a new one."""
+        task = self._opening.get(key)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(opening())
+            self._opening[key] = task
+            task.add_done_callback(lambda done: self._opened(key, done))
+        return task
+
+    def _opened(self, key: str, task: asyncio.Task[ClientSession]) -> None:
+        if self._opening.get(key) is task:
+            del self._opening[key]
+        if not task.cancelled():
+            task.exception()  # retrieved: every caller that waited for it has it already
+
     async def start(self) -> ClientSession:
         """Open the shared session (the proxying server is starting); failing here fails the start."""
-        async with self._lock:
-            self._stopping = False
-            self._backoff, self._retry_at = 0.0, 0.0
-            self._shared, self._shared_stack = await self._open()
-        self.on_connected(self._shared)
-        return self._shared
+        self._stopping = False
+        self._backoff, self._retry_at = 0.0, 0.0
+        session, stack = await self._open()
+        if self._stopping:  # stopped while it was opening
+            await _close_quietly(stack)
+            raise UpstreamUnavailable("the proxy stopped while it connected")
+        self._shared, self._shared_stack = session, stack
+        self.on_connected(session)
+        return session
 
     async def shared(self) -> ClientSession:
         """The shared session, reopened if it was lost (at most once per backoff period)."""
         session = self._shared
         if session is not None and session.closed_reason is None:
             return session
-        async with self._lock:
-            session = self._shared
-            if session is not None and session.closed_reason is None:
-                return session
-            if self._stopping:
-                raise UpstreamUnavailable(f"the upstream server {self.what} is stopping")
-            now = time.monotonic()
-            if now < self._retry_at:
+        if self._stopping:
+            raise UpstreamUnavailable("the proxy is stopping")
+        if SHARED not in self._opening:
+            wait = self._retry_at - time.monotonic()
+            if wait > 0:
                 raise UpstreamUnavailable(
-                    f"the upstream server {self.what} is unavailable ({self._last_error}); "
-                    f"retrying in {self._retry_at - now:.1f} s"
+                    f"not tried again for another {wait:.1f} s; the last attempt failed: {self._last_error}"
                 )
-            if self._shared_stack is not None:
-                stack, self._shared_stack, self._shared = self._shared_stack, None, None
-                with contextlib.suppress(Exception):
-                    await stack.aclose()
-            try:
-                self._shared, self._shared_stack = await self._open()
-            except (OSError, TimeoutError, ToolkitError) as exc:
-                self._backoff = min(MAX_BACKOFF, self._backoff * 2 if self._backoff else FIRST_BACKOFF)
-                self._retry_at = time.monotonic() + self._backoff
-                self._last_error = str(exc) or type(exc).__name__
-                logger.warning("the upstream server %s is unavailable: %s", self.what, self._last_error)
-                raise UpstreamUnavailable(
-                    f"the upstream server {self.what} is unavailable: {self._last_error}"
-                ) from None
-            self._backoff = 0.0
-            logger.info("reconnected to the upstream server %s", self.what)
-        self.on_connected(self._shared)
-        return self._shared
+        return await asyncio.shield(self._opened_by_one(SHARED, self._reopen))
+
+    async def _reopen(self) -> ClientSession:
+        stack, self._shared_stack, self._shared = self._shared_stack, None, None
+        if stack is not None:
+            await _close_quietly(stack)  # the lost session: its child reaped before the next starts
+        try:
+            session, stack = await self._open()
+        except (OSError, TimeoutError, ToolkitError) as exc:
+            self._backoff = min(MAX_BACKOFF, self._backoff * 2 if self._backoff else FIRST_BACKOFF)
+            self._retry_at = time.monotonic() + self._backoff
+            self._last_error = str(exc) or type(exc).__name__
+            logger.warning(
+                "the upstream server %s is unavailable (next attempt in %g s): %s", self.what, self._backoff, exc
+            )
+            raise UpstreamUnavailable(self._last_error) from None
+        self._shared, self._shared_stack = session, stack
+        self._backoff, self._retry_at = 0.0, 0.0
+        logger.info("reconnected to the upstream server %s", self.what)
+        self.on_connected(session)
+        return session
 
     async def session_for(self, session_id: str | None, token: str | None) -> ClientSession:
         """The session a caller's request goes through (its legacy session id; its bearer token)."""
@@ -173,41 +213,49 @@ class Upstream:
         return await self._own(f"session:{session_id}", None)
 
     async def _own(self, key: str, headers: Mapping[str, str] | None) -> ClientSession:
-        now = time.monotonic()
-        await self._sweep(now)
         held = self._callers.get(key)
-        if held is not None and held[0].closed_reason is None:
-            self._callers[key] = (held[0], held[1], now)
-            return held[0]
+        if held is not None and held.session.closed_reason is None:
+            held.used = time.monotonic()
+            return held.session
+        if self._stopping:
+            raise UpstreamUnavailable("the proxy is stopping")
+        return await asyncio.shield(self._opened_by_one(key, lambda: self._open_own(key, headers)))
+
+    async def _open_own(self, key: str, headers: Mapping[str, str] | None) -> ClientSession:
+        await self._sweep(time.monotonic())
+        held = self._callers.pop(key, None)
         if held is not None:
-            del self._callers[key]
-            await _close_quietly(held[1])
+            await _close_quietly(held.stack)
         try:
             session, stack = await self._open(headers)
         except (OSError, TimeoutError, ToolkitError) as exc:
-            raise UpstreamUnavailable(f"the upstream server {self.what} is unavailable: {exc}") from None
-        self._callers[key] = (session, stack, now)
+            raise UpstreamUnavailable(str(exc) or type(exc).__name__) from None
+        self._callers[key] = _Held(session, stack, time.monotonic())
         return session
 
     async def _sweep(self, now: float) -> None:
         """Close the callers' sessions idle too long, and the least recently used beyond the limit."""
-        idle = [key for key, (_, _, used) in self._callers.items() if now - used > self.idle_timeout]
-        by_use = sorted(self._callers, key=lambda key: self._callers[key][2])
+        idle = [key for key, held in self._callers.items() if now - held.used > self.idle_timeout]
+        by_use = sorted(self._callers, key=lambda key: self._callers[key].used)
         idle += by_use[: max(0, len(self._callers) - len(idle) - self.max_sessions + 1)]
         for key in dict.fromkeys(idle):
-            _, stack, _ = self._callers.pop(key)
-            await _close_quietly(stack)
+            held = self._callers.pop(key, None)  # None: another opening's sweep took it meanwhile
+            if held is not None:
+                await _close_quietly(held.stack)
 
     async def stop(self) -> None:
-        """Close every session (the proxying server is stopping)."""
+        """Close every session, and those being opened (the proxying server is stopping)."""
         self._stopping = True
-        stacks = [stack for _, stack, _ in self._callers.values()]
+        opening = list(self._opening.values())
+        for task in opening:
+            task.cancel()
+        await asyncio.gather(*opening, return_exceptions=True)
+        stacks = [held.stack for held in self._callers.values()]
         self._callers.clear()
         if self._shared_stack is not None:
             stacks.append(self._shared_stack)
         self._shared, self._shared_stack = None, None
-        for stack in stacks:
-            await _close_quietly(stack)
+        await asyncio.gather(*(_close_quietly(stack) for stack in stacks))
 
 
 async def _close_quietly(stack: contextlib.AsyncExitStack) -> None:
