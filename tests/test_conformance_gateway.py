@@ -5,7 +5,9 @@ The suite's run is the first test; the tests after it take the same server, in p
 the caller), through what the suite checks there: a tool the upstream runs as a task followed to
 its end in both task forms (its questions, partial answers, a tool error, a failed task, a round
 before the task, cancellation), the caller's capabilities told upstream (``-32021`` and its HTTP
-400, questions only of what the caller can answer), and answers sent without a round.
+400, questions only of what the caller can answer), answers sent without a round, and a
+subscription to a proxied resource subscribing upstream (the first here subscribes, the last one
+leaving unsubscribes; the upstream's updates reach the subscribers, in both eras each way).
 
 ``scripts/conformance --gateway stdio --gateway http --compare`` runs every server scenario of
 2025-11-25 and of 2026-07-28, and the tasks extension's (``tasks-*``), three times: against
@@ -39,6 +41,7 @@ from tests.support.processes import REPO
 import toolkit
 from toolkit import Server, testing
 from toolkit._errors import ClientError
+from toolkit.middleware import McpRequest, Middleware
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -249,3 +252,103 @@ async def test_answers_sent_without_a_round_go_upstream_as_they_came() -> None:
         result = await caller.result("tools/call", params)
     assert result["resultType"] == "complete"
     assert result["content"] == [{"type": "text", "text": "Hello, Alice!"}]
+
+
+# --- resource subscriptions (resources-subscribe, through to the upstream) ----------------------------------
+
+WATCHED = "test://watched-resource"
+
+
+@pytest.mark.parametrize("upstream_version", [MODERN, LEGACY])
+async def test_a_legacy_callers_subscription_subscribes_upstream_and_its_updates_come_back(
+    upstream_version: str,
+) -> None:
+    upstream = conformance_server()
+    async with (
+        toolkit.Client(gateway(upstream, upstream_version), protocol_version=LEGACY) as caller,
+        await caller.listen(resources=[WATCHED]) as updates,  # resources/subscribe
+    ):
+        await upstream.notify_resource_updated(WATCHED)
+        update = await anext(aiter(updates))
+        await upstream.notify_resource_updated("test://static-text")  # not watched: not relayed
+        await upstream.notify_resource_updated(WATCHED)
+        again = await anext(aiter(updates))
+    assert update["method"] == again["method"] == "notifications/resources/updated"
+    assert update["params"]["uri"] == again["params"]["uri"] == WATCHED
+
+
+@pytest.mark.parametrize("upstream_version", [MODERN, LEGACY])
+async def test_a_modern_callers_listen_subscribes_upstream_and_its_updates_come_back(upstream_version: str) -> None:
+    upstream = conformance_server()
+    async with (
+        toolkit.Client(gateway(upstream, upstream_version), protocol_version=MODERN) as caller,
+        await caller.listen(resources=[WATCHED]) as updates,
+    ):
+        # The acknowledgement may reach us before the gateway has subscribed upstream (the engine
+        # acknowledges first): tell the upstream of a change until one comes back.
+        while True:
+            await upstream.notify_resource_updated(WATCHED)
+            try:
+                update = await asyncio.wait_for(anext(aiter(updates)), 0.5)
+                break
+            except TimeoutError:
+                continue
+    assert update["method"] == "notifications/resources/updated"
+    assert update["params"]["uri"] == WATCHED
+
+
+class Subscriptions(Middleware):
+    """Middleware on the upstream: what it was asked to watch (subscribe, unsubscribe, listen's URIs)."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, Any]] = []
+        self.changed = asyncio.Event()
+
+    async def on_request(self, request: McpRequest, call_next: Any) -> Any:
+        if request.method in ("resources/subscribe", "resources/unsubscribe"):
+            self.asked.append((request.method, request.params["uri"]))
+            self.changed.set()
+        elif request.method == "subscriptions/listen":
+            self.asked.append((request.method, request.params["notifications"].get("resourceSubscriptions", [])))
+            self.changed.set()
+        return await call_next(request)
+
+    async def next(self) -> tuple[str, Any]:
+        while not self.asked:
+            self.changed.clear()
+            await self.changed.wait()
+        return self.asked.pop(0)
+
+
+@pytest.mark.parametrize("upstream_version", [MODERN, LEGACY])
+async def test_the_upstream_is_asked_to_watch_by_the_first_subscription_here_and_to_stop_after_the_last(
+    upstream_version: str,
+) -> None:
+    upstream = conformance_server()
+    seen = Subscriptions()
+    upstream.add_middleware(seen)
+    proxy = gateway(upstream, upstream_version)
+    async with (
+        toolkit.Client(proxy, protocol_version=LEGACY) as first,
+        toolkit.Client(proxy, protocol_version=LEGACY) as second,
+    ):
+        if upstream_version == MODERN:
+            assert await seen.next() == ("subscriptions/listen", [])  # the lists' changes, from the start
+        await first.subscribe(WATCHED)
+        await second.subscribe(WATCHED)
+        await first.unsubscribe(WATCHED)
+        await second.unsubscribe(WATCHED)
+        await first.subscribe("test://static-text")
+    if upstream_version == MODERN:
+        expected = [
+            ("subscriptions/listen", [WATCHED]),
+            ("subscriptions/listen", []),
+            ("subscriptions/listen", ["test://static-text"]),
+        ]
+    else:
+        expected = [
+            ("resources/subscribe", WATCHED),
+            ("resources/unsubscribe", WATCHED),
+            ("resources/subscribe", "test://static-text"),
+        ]
+    assert [await seen.next() for _ in expected] == expected

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -159,6 +160,12 @@ class RemoteResource(_Remote, ResourceBase):
     async def read(self, uri: str, variables: Mapping[str, Value], context: Any) -> list[dict[str, Any]]:
         return await _read(self, self.remote_uri, context)
 
+    async def watch(self, uri: str) -> None:
+        await self.source.watch(self.remote_uri, watching=True)
+
+    async def unwatch(self, uri: str) -> None:
+        await self.source.watch(self.remote_uri, watching=False)
+
 
 class RemoteTemplate(_Remote, TemplateBase):
     """An upstream resource template under its outer URI template; matching is done here, reading upstream."""
@@ -189,6 +196,14 @@ class RemoteTemplate(_Remote, TemplateBase):
     async def read(self, uri: str, variables: Mapping[str, Value], context: Any) -> list[dict[str, Any]]:
         inner = inner_uri(self.source.namespace, uri)
         return await _read(self, inner if inner is not None else uri, context)
+
+    async def watch(self, uri: str) -> None:
+        inner = inner_uri(self.source.namespace, uri)
+        await self.source.watch(inner if inner is not None else uri, watching=True)
+
+    async def unwatch(self, uri: str) -> None:
+        inner = inner_uri(self.source.namespace, uri)
+        await self.source.watch(inner if inner is not None else uri, watching=False)
 
     async def complete(self, argument: str, value: str, arguments: dict[str, str], context: Any) -> list[str] | None:
         return await _complete(self, {"type": "ref/resource", "uri": self.remote_template}, argument, value, arguments)
@@ -300,6 +315,8 @@ class ProxySource:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listening: asyncio.Task[Any] | None = None
         self._starting = False
+        self._watched: Counter[str] = Counter()
+        """The upstream URIs watched for updates here, each with its number of subscriptions (``watch``)."""
 
     def items(self, kind: Kind) -> Mapping[str, Any]:
         return self._tables[kind]
@@ -333,11 +350,56 @@ class ProxySource:
     # --- the snapshot -----------------------------------------------------------------------------
 
     def _connected(self, session: ClientSession) -> None:
-        """A (re)connection: listen for list changes; after a reconnection, take the snapshot again."""
+        """A (re)connection: listen for list changes; after a reconnection, take the snapshot again
+        (and subscribe again to the resources watched here)."""
         if session.modern:
             self._listening = self._spawn(self._listen(session))
+        elif self._watched and not self._starting:
+            self._spawn(self._resubscribe(session))
         if not self._starting:
             self._spawn(self._fetch(session, KINDS))
+
+    # --- resource subscriptions -------------------------------------------------------------------
+
+    async def watch(self, remote_uri: str, *, watching: bool) -> None:
+        """A subscription here to ``remote_uri`` began (``watching``) or ended: the first and the last
+        are told upstream.
+
+        A legacy upstream that declares ``resources.subscribe`` gets ``resources/subscribe`` (or
+        ``unsubscribe``) on the shared session; a modern one, the standing ``subscriptions/listen``
+        opened again with the URIs watched now (``resourceSubscriptions``). The updates come back
+        through ``_notified`` as ``notifications/resources/updated``. An upstream that offers no
+        subscriptions sends none: nothing to do.
+        """
+        count = self._watched[remote_uri] + (1 if watching else -1)
+        if count > 0:
+            self._watched[remote_uri] = count
+        else:
+            self._watched.pop(remote_uri, None)
+        if count != (1 if watching else 0):
+            return  # others watch it too: upstream already knows
+        session = await self.upstream.shared()
+        if session.modern:
+            if self._listening is not None:
+                self._listening.cancel()
+            acknowledged = asyncio.Event()
+            listening = self._listening = self._spawn(self._listen(session, acknowledged))
+            waiting = asyncio.ensure_future(acknowledged.wait())
+            try:  # until the upstream listens with the new filter (or the listen ended: nothing to wait for)
+                await asyncio.wait((waiting, listening), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiting.cancel()
+        elif _subscribable(session):
+            await session.result("resources/subscribe" if watching else "resources/unsubscribe", {"uri": remote_uri})
+
+    async def _resubscribe(self, session: ClientSession) -> None:
+        if not _subscribable(session):
+            return
+        for remote_uri in sorted(self._watched):
+            try:
+                await session.result("resources/subscribe", {"uri": remote_uri})
+            except (ConnectionError, TimeoutError, ToolkitError) as exc:
+                logger.warning("%s: could not subscribe to %s again: %s", self.label, remote_uri, exc)
 
     def _spawn(self, work: Awaitable[Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(work)
@@ -345,12 +407,20 @@ class ProxySource:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def _listen(self, session: ClientSession) -> None:
-        """A standing ``subscriptions/listen`` for the lists' changes (2026-07-28 upstream)."""
-        wanted = dict.fromkeys(FILTER_FIELDS, True)
+    async def _listen(self, session: ClientSession, acknowledged: asyncio.Event | None = None) -> None:
+        """A standing ``subscriptions/listen`` for the lists' changes and the watched resources (2026-07-28
+        upstream); ``acknowledged`` is set when the upstream says it listens."""
+        wanted: dict[str, Any] = dict.fromkeys(FILTER_FIELDS, True)
+        if self._watched:
+            wanted["resourceSubscriptions"] = sorted(self._watched)
+
+        def notified(message: dict[str, Any]) -> None:  # the session's on_message (_notified) saw it already
+            if message.get("method") == "notifications/subscriptions/acknowledged" and acknowledged is not None:
+                acknowledged.set()
+
         try:
             await session.request(
-                "subscriptions/listen", {"notifications": wanted}, timeout=None, subscription=self._notified
+                "subscriptions/listen", {"notifications": wanted}, timeout=None, subscription=notified
             )
         except (ConnectionError, ToolkitError) as exc:
             logger.debug("%s: the list subscription ended: %s", self.label, exc)
@@ -414,6 +484,12 @@ class ProxySource:
         except (KeyError, TypeError, ValueError, SchemaError) as exc:
             logger.warning("%s: left out a %s entry it listed (%s): %r", self.label, kind[:-1], exc, entry)
             return None
+
+
+def _subscribable(session: ClientSession) -> bool:
+    """Whether a legacy upstream declared ``resources.subscribe``."""
+    resources = (session.server_capabilities or {}).get("resources")
+    return isinstance(resources, dict) and resources.get("subscribe") is True
 
 
 async def _all_pages(session: ClientSession, method: str, field: str) -> list[dict[str, Any]]:
