@@ -8,6 +8,8 @@ For each server x transport x era, the benchmark server (``bench/servers/toolkit
 --workload items`` or ``bench/servers/floor_server.py``) is started twice and driven by one
 client making sequential ``tools/call get_items`` requests (stdio: one pipe; HTTP: one keep-alive
 connection), every answer checked (the right id, no error, ``structuredContent`` = the ten items).
+``mounted`` is toolkit's server with the tool in a child server mounted under ``shop`` (``--mount
+shop``, the ``compose`` scenario's), called as ``shop_get_items``.
 ``gateway-http`` and ``gateway-stdio`` profile toolkit's gateway instead (``bench/servers/
 toolkit_gateway.py``, ``Server.proxy``, as the ``compose`` scenario runs it) in front of the same
 toolkit server: an upstream process of its own serving HTTP (started first, not profiled), or the
@@ -80,10 +82,12 @@ TOOLKIT_SERVER = [str(ROOT / "bench" / "servers" / "toolkit_server.py"), "--work
 GATEWAY = [str(ROOT / "bench" / "servers" / "toolkit_gateway.py")]
 SERVERS = {
     "toolkit": TOOLKIT_SERVER,
+    "mounted": [*TOOLKIT_SERVER, "--mount", "shop"],  # get_items in a child server mounted under "shop"
     "floor": [str(ROOT / "bench" / "servers" / "floor_server.py")],
     "gateway-http": GATEWAY,  # toolkit's gateway in front of a toolkit server over HTTP
     "gateway-stdio": GATEWAY,  # ... in front of a toolkit server it starts over stdio
 }
+TOOLS = {"mounted": "shop_get_items"}  # the tool each server is called with, get_items if not named here
 TRANSPORTS = ("stdio", "http")
 ERAS = ("legacy", "modern")
 DEFAULT_OUT = ROOT / "bench" / "results" / "profile-latest.json"
@@ -273,11 +277,11 @@ def _answer(message: Any, request_id: int, method: str) -> Json:
 class Client:
     """One client of one server in one era: ``open`` (handshake or discover), then ``call`` get_items."""
 
-    def __init__(self, era: str) -> None:
+    def __init__(self, era: str, tool: str = "get_items") -> None:
         self.era = era
         self.next_id = 0
         meta = {"_meta": MODERN_META} if era == "modern" else {}
-        self.call_params = {"name": "get_items", "arguments": {}, **meta}
+        self.call_params = {"name": tool, "arguments": {}, **meta}
 
     def open(self) -> None:
         if self.era == "legacy":
@@ -310,8 +314,8 @@ class Client:
 class StdioClient(Client):
     """Newline-delimited JSON over the server's stdin/stdout; lines that are not the response are skipped."""
 
-    def __init__(self, process: subprocess.Popen[bytes], era: str) -> None:
-        super().__init__(era)
+    def __init__(self, process: subprocess.Popen[bytes], era: str, tool: str = "get_items") -> None:
+        super().__init__(era, tool)
         assert process.stdin is not None
         assert process.stdout is not None
         self.process = process
@@ -357,8 +361,8 @@ class StdioClient(Client):
 class HttpClient(Client):
     """Streamable HTTP on one keep-alive connection (``http.client``); JSON or SSE answers."""
 
-    def __init__(self, port: int, era: str) -> None:
-        super().__init__(era)
+    def __init__(self, port: int, era: str, tool: str = "get_items") -> None:
+        super().__init__(era, tool)
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
         self.headers = {"Content-Type": "application/json", "Accept": ACCEPT_BOTH}
         if era == "modern":
@@ -415,6 +419,7 @@ class Server:
 
     def __init__(self, python: str, name: str, transport: str, log: Path, profile: Path | None) -> None:
         self.transport = transport
+        self.tool = TOOLS.get(name, "get_items")
         self.port = procs.free_port() if transport == "http" else 0
         argv = [*SERVERS[name], "--transport", transport]
         if transport == "http":
@@ -451,9 +456,9 @@ class Server:
 
     def client(self, era: str) -> Client:
         if self.transport == "stdio":
-            return StdioClient(self.process, era)
+            return StdioClient(self.process, era, self.tool)
         self.wait_listening()
-        return HttpClient(self.port, era)
+        return HttpClient(self.port, era, self.tool)
 
     def wait_listening(self) -> None:
         deadline = time.monotonic() + TIMEOUT
