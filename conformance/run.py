@@ -3,9 +3,10 @@
 For each protocol version a fresh server is started with ``toolkit run ... --transport http`` on a
 free localhost port, the suite's ``server`` command runs every scenario that applies to that
 version, and the server is stopped. With ``--gateway stdio|http`` the suite talks to a gateway
-instead (``toolkit proxy TARGET --transport http``), which proxies the same server started as its
-stdio child, or served over HTTP on another free port; ``--compare`` also runs the server alone
-and fails when the gateway scores below it on any scenario.
+instead (``conformance/gateway.py``: what ``toolkit proxy TARGET`` serves, plus an event store;
+``--proxy-cli``: the command itself), which proxies the same server started as its stdio child, or
+served over HTTP on another free port; ``--compare`` also runs the server alone and fails when the
+gateway scores below it on any scenario.
 
 The verdict is read from each scenario's ``checks.json`` (see ``Outcome.verdict`` and
 conformance/README.md): FAIL when a check is FAILURE or no result was
