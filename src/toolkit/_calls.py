@@ -130,8 +130,11 @@ class Calls:
             return self._input_required(inbound, uri, {})
         result: dict[str, Any] = {"contents": contents}
         settings = self.settings
-        ttl = resource.ttl_ms if resource.ttl_ms is not None else settings.read_ttl_ms
-        _compat.cacheable(result, inbound.version, ttl, resource.cache_scope or settings.read_cache_scope)
+        ttl = getattr(contents, "ttl_ms", None)  # a ReadContents: the freshness its source gave
+        if ttl is None:
+            ttl = resource.ttl_ms if resource.ttl_ms is not None else settings.read_ttl_ms
+        scope = getattr(contents, "cache_scope", None) or resource.cache_scope or settings.read_cache_scope
+        _compat.cacheable(result, inbound.version, ttl, scope)
         return self.envelop(result, inbound)
 
     async def _read(

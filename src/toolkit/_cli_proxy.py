@@ -103,6 +103,12 @@ def parser(auth_options: Callable[[argparse.ArgumentParser], None]) -> argparse.
         "--allowed-origin", metavar="ORIGIN", action="append", default=None, help="HTTP: extra Origin to accept"
     )
     command.add_argument(
+        "--resumable",
+        action="store_true",
+        help="HTTP: keep each legacy SSE stream's events in memory, so a client that lost one resumes it with "
+        "Last-Event-ID (SEP-1699)",
+    )
+    command.add_argument(
         "--log-level", metavar="LEVEL", default="warning", help="toolkit's log level on stderr (default warning)"
     )
     upstream = command.add_argument_group("the upstream server(s)")
@@ -179,7 +185,7 @@ def build(args: argparse.Namespace) -> Gateway:
     if not url and (token or args.header):
         raise ValueError("--header and --upstream-token are for a URL TARGET (a config file's servers have headers)")
     if not url and not any(char.isspace() for char in target.strip()) and target.endswith(".json"):
-        gateway = Gateway(args.name)
+        gateway = Gateway(args.name, **_server_options(args))
         for entry in read_servers(Path(target)):
             client = _client(args, entry.target, headers=entry.headers, env=entry.env, cwd=entry.cwd)
             gateway.mount(client, entry.name, **options)
@@ -188,8 +194,17 @@ def build(args: argparse.Namespace) -> Gateway:
     if not upstream:
         raise ValueError("TARGET is empty: give a URL, a command or a config file")
     client = _client(args, upstream, headers=headers_of(args.header), token=token)
-    built: Gateway = Gateway.proxy(client, name=args.name, **options)  # type: ignore[assignment]
+    built: Gateway = Gateway.proxy(client, name=args.name, **options, **_server_options(args))  # type: ignore[assignment]
     return built
+
+
+def _server_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The gateway's own ``Server`` options: an in-memory ``EventStore`` with ``--resumable``."""
+    if not args.resumable:
+        return {}
+    from ._events import EventStore  # noqa: PLC0415 - only when asked for
+
+    return {"event_store": EventStore()}
 
 
 def _client(

@@ -224,6 +224,19 @@ class ToolBase:
         return f"{type(self).__name__}(name={self.name!r})"
 
 
+class ReadContents(list):  # type: ignore[type-arg]
+    """What ``ResourceBase.read`` may return instead of a plain list: the contents, with the freshness
+    their source gave them (a proxied read: the upstream's ``ttlMs`` and ``cacheScope``), which the
+    ``resources/read`` result then carries in place of the resource's own."""
+
+    def __init__(
+        self, contents: Iterable[dict[str, Any]], *, ttl_ms: int | None = None, cache_scope: str | None = None
+    ) -> None:
+        super().__init__(contents)
+        self.ttl_ms = ttl_ms
+        self.cache_scope = cache_scope
+
+
 class ResourceBase:
     """A resource at a fixed URI, as the engine serves it: its listing and one ``read``."""
 

@@ -232,6 +232,13 @@ class Context:
             asked.set_result(None)
         await ready.wait()
 
+    @property
+    def runs_as_task(self) -> bool:
+        """Whether this call is a task, or becomes one when it awaits ``begin_task()`` (the client can
+        take one): what a proxy asks before calling its upstream as a task."""
+        extras = self._inbound.extras
+        return RUNS_AS in extras or BEGIN_TASK in extras
+
     # --- resources ----------------------------------------------------------------------------
 
     async def read_resource(self, uri: str) -> list[dict[str, Any]]:

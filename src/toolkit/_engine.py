@@ -486,16 +486,16 @@ class Engine:
                 uri for uri in uris if isinstance(uri, str) and self._may_read(uri, inbound)
             ]
         listener = Listener(inbound.request_id, honoured, inbound.send)
-        await inbound.send(
-            {
-                "jsonrpc": "2.0",
-                "method": "notifications/subscriptions/acknowledged",
-                "params": {"_meta": listener.tag, "notifications": honoured},
-            }
-        )
         watched = honoured.get("resourceSubscriptions") or []
-        await self._watch(watched, watching=True)
+        await self._watch(watched, watching=True)  # first: what the acknowledgement says is then in force
         try:
+            await inbound.send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/subscriptions/acknowledged",
+                    "params": {"_meta": listener.tag, "notifications": honoured},
+                }
+            )
             await self.subscribers.listen(listener)
         finally:
             await self._watch(watched, watching=False)

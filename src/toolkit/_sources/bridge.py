@@ -71,6 +71,9 @@ class RelayContext(Protocol):
     @property
     def client_capabilities(self) -> dict[str, Any]: ...
 
+    @property
+    def runs_as_task(self) -> bool: ...
+
     async def begin_task(self) -> None: ...
 
     async def ask(self, method: str, params: dict[str, Any], *, key: str | None = None) -> Any: ...
@@ -211,12 +214,8 @@ def _unrelated(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def may_wait(context: RelayContext) -> bool:
-    """Whether the call may run as a task here, so a tool the upstream runs as one can be followed.
-
-    A 2026-07-28 caller that declares the tasks extension. A 2025-11-25 caller asking for a task
-    (``params.task``) cannot be told from here: its call reaches the upstream as an ordinary one.
-    """
-    return is_modern(context.protocol_version) and _compat.wants_extension(context.client_capabilities or {})
+    """Whether the call may run as a task here, so a tool the upstream runs as one can be followed."""
+    return context.runs_as_task
 
 
 def caller_capabilities(context: RelayContext, *, task: bool = False) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from .._client.session import ClientSession
 from .._client.subscriptions import FILTER_FIELDS
 from .._compat.tasks import task_form
 from .._compat.tools import natural_outcome, natural_output_schema
-from .._components import TASK_SUPPORT, PromptBase, ResourceBase, TaskSupport, TemplateBase, ToolBase
+from .._components import TASK_SUPPORT, PromptBase, ReadContents, ResourceBase, TaskSupport, TemplateBase, ToolBase
 from .._content import CallOutcome
 from .._errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ClientError, McpError, SchemaError, ToolkitError
 from .._registry import KINDS, Kind
@@ -248,12 +248,17 @@ async def _read(item: RemoteResource | RemoteTemplate, uri: str, context: RelayC
     contents = result.get("contents")
     if not isinstance(contents, list):
         raise McpError(INTERNAL_ERROR, f"{source.label} sent a read result without contents", {"uri": uri})
-    return [
-        {**content, "uri": outer_uri(source.namespace, content["uri"])}
-        if isinstance(content, dict) and isinstance(content.get("uri"), str)
-        else content
-        for content in contents
-    ]
+    ttl, scope = result.get("ttlMs"), result.get("cacheScope")  # 2026-07-28: the upstream's freshness, kept
+    return ReadContents(
+        (
+            {**content, "uri": outer_uri(source.namespace, content["uri"])}
+            if isinstance(content, dict) and isinstance(content.get("uri"), str)
+            else content
+            for content in contents
+        ),
+        ttl_ms=ttl if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0 else None,
+        cache_scope=scope if scope in ("public", "private") else None,
+    )
 
 
 async def _complete(

@@ -327,6 +327,10 @@ class Tasks:
         except BaseException:
             running.cancel()
             raise
+        runner = self._runs[record.id].runner
+        assert runner is not None
+        # A runner cancelled before its first step never awaits the call it stands for: stop it then too.
+        runner.add_done_callback(lambda _: running.cancel())
         ready.set()
         return record
 
@@ -514,6 +518,10 @@ class Tasks:
             # Give the tool a moment to unwind (its finally blocks run) before answering; one
             # that ignores the cancellation does not hold the answer up.
             await asyncio.wait((run.runner,), timeout=STOP_WAIT_SECONDS)
+            if run.runner.done() and not run.done.is_set():  # cancelled before its first step: _run never ran
+                self._runs.pop(record.id, None)
+                run.done.set()
+                self._wake(record.id)
         else:
             await self._tell("cancel", record.id)
         return updated or record
