@@ -13,14 +13,15 @@ The gateway runs in this process (``toolkit.Server.proxy`` with ``toolkit.Client
 - A hung call ends at the upstream client's ``timeout`` and is cancelled upstream; a slow or stopped
   upstream holds up no other call, and a stopped process that resumes serves again.
 - Garbage lines and broken SSE answers are errors of the call they belong to, never of the gateway;
-  a result that is not an object is a known gap (strict xfail, see its reason).
+  a result that is not an object is an error naming the method.
 - A gateway stopped (SIGTERM), killed (SIGKILL) or closed leaves no upstream process behind,
   including those opened per legacy session (one per session, however many requests come at once).
   A stdio gateway answers the first messages a host pipes to it with the upstream's tools.
-- An HTTP upstream restarted: calls fail clearly while it is away and work once it is back; its
-  list changes after the restart are a known gap (strict xfail, see its reason).
-- An upstream that never stops sending notifications: the gateway's memory stays bounded while the
-  caller keeps up; a caller that does not read is a known gap (strict xfail, see its reason).
+- An HTTP upstream restarted: calls fail clearly while it is away and work once it is back; the
+  gateway listens to it again (after a backoff) and takes its lists again.
+- An upstream that never stops sending notifications: the gateway's memory stays bounded, whether
+  the caller keeps up or does not read at all (the relay drops past its limit; an HTTP stream holds
+  its sender back).
 """
 
 from __future__ import annotations
@@ -242,12 +243,6 @@ async def test_an_http_upstream_that_goes_away_is_a_clear_error_until_it_is_back
                 assert result.data not in (None, first), "served by the new process"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src/toolkit/_sources/proxy.py _listen: a modern upstream's subscriptions/listen that broke off "
-    "(the upstream restarted) is never opened again, and the snapshot is not taken again: the gateway keeps "
-    "the old process's tools and hears of no change (the fix: listen again with backoff, then list again)",
-)
 async def test_a_restarted_http_upstreams_tools_and_list_changes_reach_the_gateway_again(tmp_path: Path) -> None:
     port = free_port()
     with http_upstream(tmp_path, port, toolkit_server=True) as first_upstream:
@@ -358,11 +353,6 @@ async def test_garbage_lines_from_a_stdio_upstream_are_skipped_and_the_call_answ
         assert len(spawns(tmp_path)) == 1, "the same upstream throughout: garbage is not a reason to restart"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src/toolkit/_client/session.py follow_input reads result.get() of a non-object result: an "
-    "AttributeError the engine masks as a bare 'Internal error' (the fix: ClientError naming the method)",
-)
 async def test_a_result_that_is_not_one_is_a_clear_error(tmp_path: Path) -> None:
     async with gateway_of((None, stdio_upstream(tmp_path, RAW, "bad-result"))) as downstream:
         with pytest.raises(ClientError) as failure:
@@ -533,12 +523,6 @@ async def test_notifications_without_end_during_a_call_reach_a_caller_that_keeps
     assert growth < GROWTH_BOUND, f"grew by {growth / 2**20:.0f} MB over {FLOOD_MORE} relayed notifications"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nothing bounds what waits for a caller slower than its upstream: src/toolkit/_sources/bridge.py "
-    "Relay chains a task per notification, src/toolkit/_transports/http/streams.py RequestStream's queue "
-    "is unbounded (the fix: a bounded relay that drops log messages past its limit, and backpressure in deliver)",
-)
 async def test_notifications_without_end_to_a_caller_that_does_not_read_keep_the_gateway_bounded(
     tmp_path: Path,
 ) -> None:

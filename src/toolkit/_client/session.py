@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 from .._errors import (
+    INTERNAL_ERROR,
     ClientError,
     SchemaError,
 )
@@ -99,6 +100,15 @@ def _failure(kind: str, method: str, detail: Any) -> Exception:
     if kind == "error":  # not reached: responses resolve whole (see _deliver)
         return ClientError(detail)
     return TransportClosed(f"{method} got no response: {detail}")
+
+
+def _result_of(method: str, response: dict[str, Any]) -> dict[str, Any]:
+    """A response's ``result``: every MCP result is an object, so anything else fails as the server's error."""
+    result = response.get("result")
+    if not isinstance(result, dict):
+        message = f"the server answered {method} with a result that is not an object: {result!r:.200}"
+        raise ClientError({"code": INTERNAL_ERROR, "message": message})
+    return result
 
 
 class ClientSession:
@@ -313,8 +323,7 @@ class ClientSession:
         if "error" in response:
             raise_failure(response)
             raise ClientError(response["error"])
-        result: dict[str, Any] = response["result"]
-        return result
+        return _result_of(method, response)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         await self.connect()
@@ -520,7 +529,7 @@ class ClientSession:
             if "error" in response:
                 raise_failure(response)
                 raise ClientError(response["error"])
-            result: dict[str, Any] = response["result"]
+            result = _result_of(method, response)
             if result.get("resultType") != "input_required" or not follow:
                 return result
             asked = result.get("inputRequests") or {}

@@ -28,6 +28,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 from collections.abc import Mapping
@@ -44,6 +45,8 @@ from .._versions import is_modern
 logger = logging.getLogger("toolkit.proxy")
 
 _QUESTION_METHODS: Final = frozenset(QUESTIONS.values())
+MAX_PENDING: Final = 1000
+"""Progress reports and log messages held for a caller slower than its upstream, at most."""
 MIN_POLL_SECONDS: Final = 0.01
 POLL_SECONDS_WITHOUT_HINT: Final = 1.0
 """How often an upstream task is polled when it does not say (``pollIntervalMs``)."""
@@ -93,7 +96,9 @@ class Relay:
     def __init__(self, context: RelayContext, what: str) -> None:
         self.context = context
         self.what = what
-        self._last: asyncio.Future[None] | None = None
+        self._pending: collections.deque[Any] = collections.deque()
+        self._pump: asyncio.Task[None] | None = None
+        self.dropped = 0
         self.scope = CallScope({method: self._asker(method) for method in _QUESTION_METHODS}, self._notified)
 
     def _asker(self, method: str) -> Any:
@@ -122,18 +127,25 @@ class Relay:
         )
 
     def _then(self, make: Any) -> None:
-        """Run ``make()`` after what was relayed before it (a progress report, a log message)."""
-        before = self._last
+        """Run ``make()`` after what was relayed before it (a progress report, a log message).
 
-        async def run() -> None:
-            if before is not None:
-                await before
+        At most ``MAX_PENDING`` wait for a caller slower than its upstream; past that, what comes
+        is dropped (counted, and logged when the call ends) rather than held without bound.
+        """
+        if len(self._pending) >= MAX_PENDING:
+            self.dropped += 1
+            return
+        self._pending.append(make)
+        if self._pump is None or self._pump.done():
+            self._pump = asyncio.ensure_future(self._relay_pending())
+
+    async def _relay_pending(self) -> None:
+        while self._pending:
+            make = self._pending.popleft()
             try:
                 await make()
             except Exception as exc:  # the caller went away: nothing to relay to
                 logger.debug("relaying to the caller failed: %s", exc)
-
-        self._last = asyncio.ensure_future(run())
 
     def progress(self, progress: float, total: float | None, message: str | None) -> None:
         self._then(lambda: self.context.report_progress(progress, total, message))
@@ -153,8 +165,13 @@ class Relay:
 
     async def flush(self) -> None:
         """Wait until everything relayed so far has gone out."""
-        if self._last is not None:
-            await self._last
+        if self._pump is not None:
+            await self._pump
+        if self.dropped:
+            logger.warning(
+                "%s: %d progress or log messages the caller did not take in time were dropped", self.what, self.dropped
+            )
+            self.dropped = 0
 
 
 class TaskQuestions:

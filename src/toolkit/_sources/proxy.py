@@ -12,7 +12,9 @@ the ``mcp`` SDK) is undone too, so a 2026-07-28 caller gets ``x`` and the natura
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -24,14 +26,14 @@ from .._compat.tasks import task_form
 from .._compat.tools import natural_outcome, natural_output_schema
 from .._components import TASK_SUPPORT, PromptBase, ReadContents, ResourceBase, TaskSupport, TemplateBase, ToolBase
 from .._content import CallOutcome
-from .._errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ClientError, McpError, SchemaError, ToolkitError
+from .._errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, ClientError, McpError, SchemaError, ToolkitError
 from .._registry import KINDS, Kind
 from .._schema.headers import header_params
 from .._uritemplate import UriTemplate
 from .._versions import is_modern
 from .bridge import RelayContext, TaskQuestions, may_wait, relayed, unreachable
 from .namespace import inner_uri, outer_name, outer_uri
-from .upstream import Sessions, Upstream
+from .upstream import FIRST_BACKOFF, MAX_BACKOFF, Sessions, Upstream
 
 if TYPE_CHECKING:
     from .._uritemplate import Value
@@ -414,21 +416,42 @@ class ProxySource:
 
     async def _listen(self, session: ClientSession, acknowledged: asyncio.Event | None = None) -> None:
         """A standing ``subscriptions/listen`` for the lists' changes and the watched resources (2026-07-28
-        upstream); ``acknowledged`` is set when the upstream says it listens."""
-        wanted: dict[str, Any] = dict.fromkeys(FILTER_FIELDS, True)
-        if self._watched:
-            wanted["resourceSubscriptions"] = sorted(self._watched)
+        upstream); ``acknowledged`` is set when the upstream says it listens.
+
+        A subscription that ends while the session lives (the upstream restarted: over HTTP the
+        session outlives it) is opened again after a backoff, and the lists are taken again, as what
+        changed meanwhile went unheard. An upstream that refuses to listen is not asked again.
+        """
 
         def notified(message: dict[str, Any]) -> None:  # the session's on_message (_notified) saw it already
             if message.get("method") == "notifications/subscriptions/acknowledged" and acknowledged is not None:
                 acknowledged.set()
 
-        try:
-            await session.request(
-                "subscriptions/listen", {"notifications": wanted}, timeout=None, subscription=notified
+        backoff = 0.0
+        while session.closed_reason is None:
+            wanted: dict[str, Any] = dict.fromkeys(FILTER_FIELDS, True)
+            if self._watched:
+                wanted["resourceSubscriptions"] = sorted(self._watched)
+            listening = asyncio.ensure_future(
+                session.request("subscriptions/listen", {"notifications": wanted}, timeout=None, subscription=notified)
             )
-        except (ConnectionError, ToolkitError) as exc:
-            logger.debug("%s: the list subscription ended: %s", self.label, exc)
+            if backoff:  # listening again: what changed while nobody listened
+                with contextlib.suppress(McpError):
+                    await self._refetch(KINDS)
+            began = time.monotonic()
+            try:
+                response = await listening
+            except (ConnectionError, ToolkitError) as exc:
+                response = {"error": {"code": INTERNAL_ERROR, "message": str(exc)}}
+            error = response.get("error")
+            if isinstance(error, dict) and error.get("code") in (METHOD_NOT_FOUND, INVALID_PARAMS):
+                logger.debug("%s: the upstream does not listen: %s", self.label, error.get("message"))
+                return
+            logger.debug("%s: the list subscription ended: %s", self.label, error or "by the upstream")
+            if time.monotonic() - began > MAX_BACKOFF:
+                backoff = 0.0  # it had been listening a while: the trouble is new
+            backoff = min(MAX_BACKOFF, backoff * 2 if backoff else FIRST_BACKOFF)
+            await asyncio.sleep(backoff)
 
     def _notified(self, message: dict[str, Any]) -> None:
         method = message.get("method")

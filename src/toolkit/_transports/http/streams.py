@@ -43,6 +43,8 @@ RESUMABLE_AFTER: Final = 0.1
 """Seconds a legacy request may take to answer with plain JSON before its answer becomes a resumable stream."""
 WATCH_AFTER: Final = 0.05
 """Seconds a request runs before toolkit starts watching for its client to disconnect."""
+MAX_QUEUED: Final = 256
+"""Events a request may have waiting for a client that reads slower than it sends: then its ``send`` waits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +83,8 @@ class RequestStream:
         self.ended: Done | None = None
         self.on_event: Callable[[], None] | None = None
         """Called once, when the first message sent before the response arrives (it opens the stream)."""
+        self._room: asyncio.Event | None = None
+        """Set when a stream that was full has room again (a send waits for it)."""
 
     @property
     def queue(self) -> asyncio.Queue[Item]:
@@ -110,6 +114,9 @@ class RequestStream:
         if self.unheard and self.streaming and "id" in message:  # a question nobody can answer: fail it now
             raise ClientRequestError("the client disconnected from this request's stream")
         if self.streaming:
+            while self._queue is not None and self._queue.qsize() >= MAX_QUEUED and not self.unheard:
+                self._room = self._room or asyncio.Event()
+                await self._room.wait()  # the client reads slower than the request sends: hold it back
             self.put(Event(encode(message)))
         elif self.session is not None:
             await self.session.send_unsolicited(message)
@@ -121,8 +128,22 @@ class RequestStream:
         """``ctx.close_stream()``: end the SSE connection now; the request goes on."""
         self.close_requested.set()
 
+    def no_reader(self) -> None:
+        """The client left and nothing will read this stream: what is sent from now on is dropped."""
+        self.unheard = True
+        if self._room is not None:
+            self._room.set()
+            self._room = None
+
+    def taken(self) -> None:
+        """An item was taken off the queue: a send held back for room may go on once half of it is free."""
+        if self._room is not None and self.queue.qsize() < MAX_QUEUED // 2:
+            self._room.set()
+            self._room = None
+
     async def next_or_close(self) -> Item | None:
         """The next item, or ``None`` once the handler asked to close the connection."""
+        self.taken()
         if not self.queue.empty():
             return self.queue.get_nowait()
         getting = asyncio.ensure_future(self.queue.get())
@@ -300,6 +321,7 @@ class Responder:
             try:
                 while True:
                     item = await stream.queue.get()
+                    stream.taken()
                     if isinstance(item, Event):
                         await store.append(stream_id, item.data)
                         continue
@@ -356,7 +378,7 @@ class _Exchange:
         (2025-11-25: it runs on, as disconnection SHOULD NOT cancel), or it is cancelled
         (2026-07-28: a disconnect MUST be taken as cancellation)."""
         await wait_disconnect(self.receive)
-        self.stream.unheard = True
+        self.stream.no_reader()
         if self.modern:
             self.here.cancel()
 
@@ -375,7 +397,7 @@ class _Exchange:
             self.scope, self.receive, self.send, self.stream, self.here, resumable, modern=self.modern
         )
         if self.resume is None and not self.here.finished and not self.modern:
-            self.stream.unheard = True  # 2025-11-25: the request runs on; what it sends has no reader
+            self.stream.no_reader()  # 2025-11-25: the request runs on; what it sends has no reader
 
     def _stop_watching(self) -> None:
         self.responder.slow.discard(self)
