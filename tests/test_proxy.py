@@ -422,3 +422,37 @@ async def test_shaping_applies_to_proxied_tools_and_mounted_ones_alike() -> None
         assert (await client.call_tool("plus", {"left": 40, "b": 2})).text == "42"
         gateway.enable("up_nums")
         assert (await client.call_tool("up_nums", {"n": 2})).data == [0, 1]
+
+
+async def test_unwrapping_keeps_the_upstreams_own_text_and_drops_fastmcps_wrap_mark() -> None:
+    upstream = Server("fastmcp-like")
+    schema = {
+        "type": "object",
+        "properties": {"result": {"type": "string"}},
+        "required": ["result"],
+        "x-fastmcp-wrap-result": True,
+    }
+
+    @upstream.tool(output_schema=schema)
+    def city() -> ToolResult:
+        return ToolResult(
+            content=[toolkit.Text("Seattle: rain")],
+            structured_content={"result": "Seattle: rain"},
+            meta={"fastmcp": {"wrap_result": True}, "other": 1},
+        )
+
+    @upstream.tool(output_schema={**schema, "properties": {"result": {"type": "array"}}})
+    def numbers() -> ToolResult:
+        return ToolResult(content=[toolkit.Text('{"result": [1, 2]}')], structured_content={"result": [1, 2]})
+
+    proxy = Server.proxy(toolkit.Client(upstream, protocol_version=MODERN), unwrap_results=True)
+    async with toolkit.Client(proxy, protocol_version=MODERN) as client:
+        result = await client.call_tool("city", {})
+        assert (result.structured_content, result.text) == ("Seattle: rain", "Seattle: rain")
+        raw = await client.session.call_tool("city", {})
+        assert raw["_meta"] == {
+            "other": 1,
+            "io.modelcontextprotocol/serverInfo": raw["_meta"]["io.modelcontextprotocol/serverInfo"],
+        }
+        result = await client.call_tool("numbers", {})
+        assert (result.structured_content, result.text) == ([1, 2], "[1,2]")  # the wrapper's JSON: rewritten

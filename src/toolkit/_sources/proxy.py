@@ -19,6 +19,8 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+import pydantic_core
+
 from .._client.client import Client
 from .._client.session import ClientSession
 from .._client.subscriptions import FILTER_FIELDS
@@ -135,10 +137,38 @@ class RemoteTool(_Remote, ToolBase):
         except ValueError as exc:
             return CallOutcome.error(f"Tool {self.name!r}: {self.source.label} sent a result that is not one ({exc})")
         if self.unwrap and isinstance(outcome.structured, dict) and list(outcome.structured) == ["result"]:
-            outcome.structured = outcome.structured["result"]
-            if outcome.content is not None and len(outcome.content) == 1:
-                outcome.content = None  # its text was the wrapper's JSON: the engine writes the value's
+            wrapped = outcome.structured
+            outcome.structured = wrapped["result"]
+            if _is_json_of(outcome.content, wrapped, outcome.structured):
+                outcome.content = None  # the wrapper's JSON as text: the engine writes the value's
+            outcome.meta = _without_wrap_mark(outcome.meta)
         return outcome
+
+
+def _is_json_of(content: list[Any] | None, *values: Any) -> bool:
+    """Whether ``content`` is one text block holding the JSON of one of ``values`` (however it was spaced)."""
+    if content is None or len(content) != 1:
+        return False
+    block = content[0].to_wire()
+    if block.get("type") != "text" or not isinstance(block.get("text"), str):
+        return False
+    try:
+        parsed = pydantic_core.from_json(block["text"])
+    except ValueError:
+        return False
+    return any(parsed == value for value in values)
+
+
+def _without_wrap_mark(meta: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``meta`` without fastmcp's ``{"fastmcp": {"wrap_result": true}}``: the value is no longer wrapped."""
+    mark = meta.get("fastmcp") if meta is not None else None
+    if meta is None or not isinstance(mark, dict) or "wrap_result" not in mark:
+        return meta
+    kept = {key: value for key, value in meta.items() if key != "fastmcp"}
+    rest = {key: value for key, value in mark.items() if key != "wrap_result"}
+    if rest:
+        kept["fastmcp"] = rest
+    return kept or None
 
 
 class RemoteResource(_Remote, ResourceBase):
