@@ -456,3 +456,24 @@ async def test_unwrapping_keeps_the_upstreams_own_text_and_drops_fastmcps_wrap_m
         }
         result = await client.call_tool("numbers", {})
         assert (result.structured_content, result.text) == ([1, 2], "[1,2]")  # the wrapper's JSON: rewritten
+
+
+async def test_a_flood_of_list_changes_costs_a_few_lists_not_one_each() -> None:
+    upstream = upstream_server()
+    lists: list[str] = []
+
+    @upstream.middleware
+    async def count_lists(request: Any, call_next: Any) -> Any:
+        if request.method == "tools/list":
+            lists.append(request.method)
+        return await call_next(request)
+
+    proxy = Server.proxy(toolkit.Client(upstream, protocol_version="2025-11-25"))
+    async with toolkit.Client(proxy, protocol_version="2025-11-25") as client:
+        before = len(lists)
+        for index in range(50):
+            upstream.add_tool(lambda: index, name=f"late_{index}")
+        async with asyncio.timeout(60):  # a hang guard, not a measure
+            while "late_49" not in {tool["name"] for tool in await client.list_tools()}:
+                await asyncio.sleep(0.01)
+    assert len(lists) - before < 50

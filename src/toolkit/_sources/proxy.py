@@ -351,6 +351,9 @@ class ProxySource:
         self._listeners: list[Callable[[Kind], None]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listening: asyncio.Task[Any] | None = None
+        self._changed_kinds: set[Kind] = set()
+        """What the upstream said changed and is not listed again yet."""
+        self._refetching: asyncio.Task[Any] | None = None
         self._starting = False
         self._watched: Counter[str] = Counter()
         """The upstream URIs watched for updates here, each with its number of subscriptions (``watch``)."""
@@ -487,12 +490,22 @@ class ProxySource:
         method = message.get("method")
         kinds = _CHANGED.get(method) if isinstance(method, str) else None
         if kinds is not None:
-            self._spawn(self._refetch(kinds))
+            self._changed_kinds.update(kinds)
+            if self._refetching is None or self._refetching.done():
+                self._refetching = self._spawn(self._refetch_changed())
         elif method == "notifications/resources/updated" and self.on_resource_updated is not None:
             params = message.get("params")
             uri = params.get("uri") if isinstance(params, dict) else None
             if isinstance(uri, str):
                 self._spawn(self.on_resource_updated(outer_uri(self.namespace, uri)))
+
+    async def _refetch_changed(self) -> None:
+        """List again what the upstream said changed: one fetch at a time, however many notifications
+        came meanwhile (a flood of list changes costs one list per kind per round, not one per message)."""
+        while self._changed_kinds:
+            kinds = tuple(kind for kind in KINDS if kind in self._changed_kinds)
+            self._changed_kinds.clear()
+            await self._refetch(kinds)
 
     async def _refetch(self, kinds: tuple[Kind, ...]) -> None:
         try:
