@@ -114,6 +114,8 @@ def mount_client(
     unwrap_results: bool = False,
     sessions: Sessions = "auto",
     forward_token: bool = False,
+    upstream_idle_timeout: float = 300.0,
+    max_upstream_sessions: int = 100,
 ) -> ProxySource:
     """Offer the components of the server ``client`` connects to through ``parent``, under ``namespace``."""
     _not_running(parent, "a proxied server")
@@ -130,6 +132,8 @@ def mount_client(
         unwrap_results=unwrap_results,
         sessions=sessions,
         forward_token=forward_token,
+        idle_timeout=upstream_idle_timeout,
+        max_sessions=max_upstream_sessions,
         select=selection(include, exclude, f"mount({describe(client.target)!r})"),
         on_resource_updated=parent.notify_resource_updated,
     )
@@ -281,7 +285,8 @@ class ComposeMixin:
 
         ``child`` may also be a ``toolkit.Client`` (not entered): the remote server it connects
         to is proxied, connected when this server starts; ``proxy_options`` are
-        ``Server.proxy``'s ``unwrap_results``, ``sessions`` and ``forward_token``.
+        ``Server.proxy``'s ``unwrap_results``, ``sessions``, ``forward_token``,
+        ``upstream_idle_timeout`` and ``max_upstream_sessions``.
         """
         from ._client.client import Client  # noqa: PLC0415 - the client wing: only for a proxy
 
@@ -308,6 +313,8 @@ class ComposeMixin:
         unwrap_results: bool = False,
         sessions: Sessions = "auto",
         forward_token: bool = False,
+        upstream_idle_timeout: float = 300.0,
+        max_upstream_sessions: int = 100,
         **options: Any,
     ) -> Server:
         """A server that serves what the MCP server at ``target`` offers, in every era, over any transport.
@@ -320,6 +327,9 @@ class ComposeMixin:
         ``"auto"`` (a legacy upstream gets a session per legacy downstream session; a modern one
         is shared), ``"shared"`` or ``"per_session"``. ``forward_token``: send each caller's own
         bearer token upstream (off: a caller's token never leaves this server).
+        ``upstream_idle_timeout``/``max_upstream_sessions``: a caller's own upstream session is
+        closed after that many idle seconds, or when that many are open and it is the least
+        recently used (never while a request of it waits for an answer).
         """
         from ._client.client import Client  # noqa: PLC0415 - the client wing: only for a proxy
 
@@ -332,5 +342,7 @@ class ComposeMixin:
             unwrap_results=unwrap_results,
             sessions=sessions,
             forward_token=forward_token,
+            upstream_idle_timeout=upstream_idle_timeout,
+            max_upstream_sessions=max_upstream_sessions,
         )
         return server  # type: ignore[return-value]

@@ -245,6 +245,11 @@ class ClientSession:
         await negotiation.initialize(self, version)
 
     @property
+    def in_flight(self) -> int:
+        """How many of our requests wait for their response now."""
+        return len(self._requests)
+
+    @property
     def server_capabilities(self) -> dict[str, Any] | None:
         """What the server declared (``initialize`` or ``server/discover``); ``None`` when it was not asked."""
         settled = self.initialize_result or self.discover_result

@@ -234,9 +234,17 @@ class Upstream:
         return session
 
     async def _sweep(self, now: float) -> None:
-        """Close the callers' sessions idle too long, and the least recently used beyond the limit."""
-        idle = [key for key, held in self._callers.items() if now - held.used > self.idle_timeout]
-        by_use = sorted(self._callers, key=lambda key: self._callers[key].used)
+        """Close the callers' sessions idle too long, and the least recently used beyond the limit
+        (never one with a request in flight: its caller would lose the answer)."""
+        idle = [
+            key
+            for key, held in self._callers.items()
+            if now - held.used > self.idle_timeout and not held.session.in_flight
+        ]
+        by_use = sorted(
+            (key for key, held in self._callers.items() if not held.session.in_flight),
+            key=lambda key: self._callers[key].used,
+        )
         idle += by_use[: max(0, len(self._callers) - len(idle) - self.max_sessions + 1)]
         for key in dict.fromkeys(idle):
             held = self._callers.pop(key, None)  # None: another opening's sweep took it meanwhile
