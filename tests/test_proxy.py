@@ -472,7 +472,7 @@ async def test_a_flood_of_list_changes_costs_a_few_lists_not_one_each() -> None:
     async with toolkit.Client(proxy, protocol_version="2025-11-25") as client:
         before = len(lists)
         for index in range(50):
-            upstream.add_tool(lambda: index, name=f"late_{index}")
+            upstream.add_tool(lambda number=index: number, name=f"late_{index}")
         async with asyncio.timeout(60):  # a hang guard, not a measure
             while "late_49" not in {tool["name"] for tool in await client.list_tools()}:
                 await asyncio.sleep(0.01)
@@ -496,19 +496,19 @@ async def test_the_least_recently_used_upstream_session_closes_but_never_mid_cal
     async with serve(upstream) as running:
         url = running.url + "/mcp" if not running.url.endswith("/mcp") else running.url
         proxy = Server.proxy(toolkit.Client(url, protocol_version="2025-11-25"), max_upstream_sessions=1)
-        async with serve(proxy) as gateway:
-            async with (
-                toolkit.Client(gateway.url, protocol_version="2025-11-25") as first,
-                toolkit.Client(gateway.url, protocol_version="2025-11-25") as second,
-            ):
-                mine = (await first.call_tool("whoami", {})).text
-                held = asyncio.ensure_future(first.call_tool("hold", {}))
-                await started.wait()  # the held call is in flight upstream
-                theirs = (await second.call_tool("whoami", {})).text  # over the limit, but first's is busy
-                release.set()
-                assert (await held).text == mine  # its session was not closed under it
-                assert theirs != mine
-                async with toolkit.Client(gateway.url, protocol_version="2025-11-25") as third:
-                    await third.call_tool("whoami", {})  # a session opens: the limit is enforced again
-                again = (await first.call_tool("whoami", {})).text
-                assert again != mine  # closed meanwhile (the least recently used), opened again
+        async with (
+            serve(proxy) as gateway,
+            toolkit.Client(gateway.url, protocol_version="2025-11-25") as first,
+            toolkit.Client(gateway.url, protocol_version="2025-11-25") as second,
+        ):
+            mine = (await first.call_tool("whoami", {})).text
+            held = asyncio.ensure_future(first.call_tool("hold", {}))
+            await started.wait()  # the held call is in flight upstream
+            theirs = (await second.call_tool("whoami", {})).text  # over the limit, but first's is busy
+            release.set()
+            assert (await held).text == mine  # its session was not closed under it
+            assert theirs != mine
+            async with toolkit.Client(gateway.url, protocol_version="2025-11-25") as third:
+                await third.call_tool("whoami", {})  # a session opens: the limit is enforced again
+            again = (await first.call_tool("whoami", {})).text
+            assert again != mine  # closed meanwhile (the least recently used), opened again
