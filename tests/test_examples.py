@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -35,6 +36,8 @@ from tests.http_support import Legacy, Modern, cli_server, connect
 from tests.support.processes import REPO, TOOLKIT, free_port, stop, wait_for_port
 from tests.support.stdio import StdioClient
 from tests.wire import validator
+
+import toolkit
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
@@ -51,6 +54,8 @@ TESTED = {
     "ported_fastmcp.py",  # with real mcp clients: tests/test_ported_examples.py
     "ported_mcp_fastmcp.py",  # the same
     "mount.py",
+    "upgrade_old_server.py",  # in front of legacy_weather.py (mcp 1.30, .interop/py-mcp130)
+    "legacy_weather.py",
 }
 
 
@@ -466,3 +471,28 @@ def test_remote_client_lists_and_calls_weather_over_stdio_and_http() -> None:
         )
     assert over_http.returncode == 0, over_http.stderr
     assert "get_temperatures(city='Paris') -> [61, 63, 66, 70, 72, 71]" in over_http.stdout
+
+
+async def test_upgrade_old_server_serves_an_mcp_1x_server_to_every_era_with_natural_output(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    python = REPO / ".interop" / "py-mcp130" / "bin" / "python"
+    if not python.exists():
+        missing = "py-mcp130 is not installed: scripts/interop --install-only installs it into .interop/"
+        if os.environ.get("TOOLKIT_TESTS_STRICT"):  # scripts/test installs every client first
+            pytest.fail(missing)
+        pytest.skip(missing)
+    monkeypatch.setenv("OLD_SERVER", f"{python} {EXAMPLES / 'legacy_weather.py'}")
+
+    with cli_server(EXAMPLES / "upgrade_old_server.py") as gateway:
+        async with toolkit.Client(gateway.url, protocol_version=MODERN) as modern:
+            listed = {tool["name"]: tool for tool in await modern.list_tools()}
+            assert listed["get_temperatures"]["outputSchema"]["type"] == "array"
+            temperatures = await modern.call_tool("get_temperatures", {"city": "Paris"})
+            assert temperatures.structured_content == [61, 63, 66, 68, 70, 71]
+            conditions = await modern.call_tool("get_conditions", {"city": "Paris"})
+            assert conditions.structured_content == {"sky": "cloudy", "wind": "SW 12 mph"}
+        async with toolkit.Client(gateway.url, protocol_version="2025-06-18") as legacy:
+            temperatures = await legacy.call_tool("get_temperatures", {"city": "Paris"})
+            assert temperatures.structured_content == {"result": [61, 63, 66, 68, 70, 71]}
+            assert temperatures.data == [61, 63, 66, 68, 70, 71]
