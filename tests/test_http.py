@@ -1265,3 +1265,27 @@ async def test_invalid_json_is_400_parse_error(mcp_http: ServeHttp) -> None:
     assert not_jsonrpc.status == 400
     assert not_jsonrpc.message["error"]["code"] == -32600
     assert not_jsonrpc.message["id"] == 5
+
+
+async def test_the_listening_socket_gives_connections_tcp_nodelay() -> None:
+    """uvicorn writes a response's head and body apart: without TCP_NODELAY the body waits for the
+    client's delayed ACK (about 40 ms a call). asyncio sets it on an accepted socket only when the
+    listening socket says IPPROTO_TCP, so ``listen`` must create it so."""
+    import socket
+
+    from toolkit._transports.http.runner import listen
+
+    accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    class Probe(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            sock = transport.get_extra_info("socket")
+            accepted.set_result(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            transport.close()
+
+    server = await asyncio.get_running_loop().create_server(Probe, sock=listen("127.0.0.1", 0))
+    async with server:
+        port = server.sockets[0].getsockname()[1]
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        assert await accepted != 0
+        writer.close()

@@ -113,7 +113,7 @@ def listen(host: str, port: int) -> socket.socket:
     """
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # asyncio sets TCP_NODELAY only then
     except OSError as exc:
         _cannot_listen(host, port, exc)
     try:
