@@ -1215,3 +1215,18 @@ async def test_mounting_into_a_running_server_is_refused_saying_when_to_mount() 
     parent.mount(child, "late")  # stopped again: fine
     async with toolkit.Client(parent) as client:
         assert (await client.call_tool("late_ping", {})).text == "pong"
+
+
+def test_a_nested_request_has_every_slot_of_its_parent() -> None:
+    """``InboundRequest.nested`` copies slot by slot: a slot added later must be copied too."""
+    from toolkit._inbound import InboundRequest
+
+    async def send(message: dict[str, object]) -> None:
+        return None
+
+    parent = InboundRequest(1, "tools/call", {"name": "a_b"}, "2026-07-28", True, {}, None, send)
+    nested = parent.nested({"name": "b"}, {})
+    for slot in InboundRequest.__slots__:
+        if slot not in ("params", "extras"):
+            assert getattr(nested, slot) is getattr(parent, slot), slot
+    assert (nested.params, nested.extras) == ({"name": "b"}, {})

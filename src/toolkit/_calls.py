@@ -9,7 +9,6 @@ there are any, and shapes the outcome for the caller's version through ``_compat
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -331,11 +330,10 @@ def _nested(outer: CallContext, params: dict[str, Any]) -> InboundRequest:
     view of the request is the child's own.
     """
     parent: InboundRequest = outer._inbound  # type: ignore[attr-defined]  # a Context: the engine made it
-    inbound = copy.copy(parent)
-    inbound.params = {**parent.params, **params}
-    if VIEW in parent.extras:
-        inbound.extras = {key: value for key, value in parent.extras.items() if key != VIEW}
-    return inbound
+    extras = parent.extras
+    if VIEW in extras:
+        extras = {key: value for key, value in extras.items() if key != VIEW}
+    return parent.nested({**parent.params, **params}, extras)
 
 
 def required_str(params: dict[str, Any], name: str) -> str:
