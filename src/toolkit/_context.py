@@ -233,6 +233,13 @@ class Context:
         await ready.wait()
 
     @property
+    def wants_progress(self) -> bool:
+        """Whether ``report_progress`` goes anywhere: the client asked for it (a progress token), or
+        the call is a task (its status message), or may become one."""
+        inbound = self._inbound
+        return inbound.progress_token is not None or RUNS_AS in inbound.extras or BEGIN_TASK in inbound.extras
+
+    @property
     def runs_as_task(self) -> bool:
         """Whether this call is a task, or becomes one when it awaits ``begin_task()`` (the client can
         take one): what a proxy asks before calling its upstream as a task."""

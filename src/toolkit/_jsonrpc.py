@@ -409,13 +409,14 @@ class Correlator:
             if future.done():  # answered while it was sent (an in-process server): no timer, no loop pass
                 return future.result()
             try:
-                return await asyncio.wait_for(future, timeout)
+                async with asyncio.timeout(timeout):  # a timer handle; wait_for adds a future and a callback
+                    return await future
             except TimeoutError:
                 if abandoned is not None:
                     abandoned(request_id, f"no response within {timeout:g} s")
                 raise self._failure("timeout", method, timeout) from None
             except asyncio.CancelledError:
-                # wait_for cancels the future it waited on: only a response that did arrive means done.
+                # Cancelling the task cancels the future it awaits: only a response that did arrive means done.
                 answered = future.done() and not future.cancelled()
                 if abandoned is not None and not answered:
                     abandoned(request_id, "cancelled")

@@ -127,7 +127,8 @@ class RemoteTool(_Remote, ToolBase):
         params = {"name": self.remote_name, "arguments": arguments}
         try:
             task = self.upstream_task == "experimental" or (self.upstream_task == "extension" and may_wait(context))
-            result = await self._relay("tools/call", params, context, progress=True, task=task)
+            progress = getattr(context, "wants_progress", True)  # no token upstream when nobody reads progress
+            result = await self._relay("tools/call", params, context, progress=progress, task=task)
         except McpError:
             raise
         except (ConnectionError, TimeoutError, ToolkitError) as exc:
