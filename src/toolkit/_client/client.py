@@ -105,28 +105,9 @@ class Client:
             raise RuntimeError("this Client is already connected (use one `async with` at a time)")
         stack = contextlib.AsyncExitStack()
         try:
-            transport = await stack.enter_async_context(
-                connected(
-                    self.target,
-                    headers=self.headers,
-                    auth=self.auth,
-                    env=self.env,
-                    cwd=self.cwd,
-                    http_options=self.http_options,
-                )
+            session = await self.open_session(
+                stack, handlers=self.handlers, on_message=self._observe, log_level=self.log_level
             )
-            session = ClientSession(
-                transport,
-                protocol_version=self.protocol_version,
-                client_info=self.client_info,
-                log_level=self.log_level,
-                handlers=self.handlers,
-                on_message=self._observe,
-                timeout=self.timeout,
-                probe_timeout=self.probe_timeout,
-            )
-            stack.push_async_callback(session.close)
-            await session.open()
         except BaseException:
             await stack.aclose()
             raise
@@ -141,6 +122,46 @@ class Client:
         self._session, self._views = None, None
         if stack is not None:
             await stack.aclose()
+
+    async def open_session(
+        self,
+        stack: contextlib.AsyncExitStack,
+        *,
+        headers: Mapping[str, str] | None = None,
+        capabilities: dict[str, Any] | None = None,
+        handlers: Mapping[str, Handler | None] | None = None,
+        on_message: Callable[[dict[str, Any]], None] | None = None,
+        log_level: str | None = None,
+    ) -> ClientSession:
+        """A new session to this client's target with its settings, opened; ``stack`` closes it and its transport.
+
+        What ``async with Client(...)`` does, for a caller that holds several sessions to one target
+        (a proxy: one per downstream session). ``headers`` join the client's own.
+        """
+        transport = await stack.enter_async_context(
+            connected(
+                self.target,
+                headers={**(self.headers or {}), **(headers or {})} or None,
+                auth=self.auth,
+                env=self.env,
+                cwd=self.cwd,
+                http_options=self.http_options,
+            )
+        )
+        session = ClientSession(
+            transport,
+            protocol_version=self.protocol_version,
+            capabilities=capabilities,
+            client_info=self.client_info,
+            log_level=log_level,
+            handlers=handlers,
+            on_message=on_message,
+            timeout=self.timeout,
+            probe_timeout=self.probe_timeout,
+        )
+        stack.push_async_callback(session.close)
+        await session.open()
+        return session
 
     @property
     def session(self) -> ClientSession:

@@ -84,20 +84,31 @@ class MountedTool(ToolBase):
         return await self.runner.run_tool(self.inner, arguments, context)
 
 
+def _stand_in_for(
+    made: MountedResource | MountedTemplate, inner: ResourceBase, uri: str, namespace: str | None, runner: Runner
+) -> None:
+    """What a resource's or a template's stand-in takes from the child's (its own ``inner`` aside)."""
+    made.runner = runner
+    made.namespace = namespace
+    made.uri = uri
+    made.name = inner.name
+    made.mime_type = inner.mime_type
+    made.ttl_ms = inner.ttl_ms
+    made.cache_scope = inner.cache_scope
+    made.scopes = inner.scopes
+    made.tags = getattr(inner, "tags", frozenset())
+
+
 class MountedResource(ResourceBase):
     """A child's resource under its outer URI."""
 
+    runner: Runner
+    namespace: str | None
+    tags: frozenset[str]
+
     def __init__(self, inner: ResourceBase, uri: str, namespace: str | None, runner: Runner) -> None:
         self.inner = inner
-        self.runner = runner
-        self.namespace = namespace
-        self.uri = uri
-        self.name = inner.name
-        self.mime_type = inner.mime_type
-        self.ttl_ms = inner.ttl_ms
-        self.cache_scope = inner.cache_scope
-        self.scopes = inner.scopes
-        self.tags: frozenset[str] = getattr(inner, "tags", frozenset())
+        _stand_in_for(self, inner, uri, namespace, runner)
 
     def listing(self) -> dict[str, Any]:
         return {**self.inner.listing(), "uri": self.uri}
@@ -110,17 +121,14 @@ class MountedResource(ResourceBase):
 class MountedTemplate(TemplateBase):
     """A child's resource template under its outer URI template; URIs are mapped back before matching."""
 
+    runner: Runner
+    namespace: str | None
+    tags: frozenset[str]
+
     def __init__(self, inner: TemplateBase, uri_template: str, namespace: str | None, runner: Runner) -> None:
         self.inner = inner
-        self.runner = runner
-        self.namespace = namespace
-        self.uri = self.uri_template = uri_template
-        self.name = inner.name
-        self.mime_type = inner.mime_type
-        self.ttl_ms = inner.ttl_ms
-        self.cache_scope = inner.cache_scope
-        self.scopes = inner.scopes
-        self.tags: frozenset[str] = getattr(inner, "tags", frozenset())
+        _stand_in_for(self, inner, uri_template, namespace, runner)
+        self.uri_template = uri_template
 
     def listing(self) -> dict[str, Any]:
         return {**self.inner.listing(), "uriTemplate": self.uri_template}

@@ -172,20 +172,28 @@ def _without_wrap_mark(meta: dict[str, Any] | None) -> dict[str, Any] | None:
     return kept or None
 
 
+def _listed(made: RemoteResource | RemoteTemplate, source: ProxySource, entry: dict[str, Any], remote: str) -> None:
+    """What a remote resource or template takes from its listing; ``remote`` is its URI (template) upstream."""
+    made.source = source
+    made.entry = entry
+    made.uri = outer_uri(source.namespace, remote)
+    made.name = str(entry.get("name") or remote)
+    made.mime_type = entry.get("mimeType")
+    made.ttl_ms = None
+    made.cache_scope = None
+    made.scopes = frozenset()
+    made.tags = frozenset()
+
+
 class RemoteResource(_Remote, ResourceBase):
     """An upstream resource under its outer URI."""
 
+    entry: dict[str, Any]
+    tags: frozenset[str]
+
     def __init__(self, source: ProxySource, entry: dict[str, Any]) -> None:
-        self.source = source
-        self.entry = entry
         self.remote_uri = str(entry["uri"])
-        self.uri = outer_uri(source.namespace, self.remote_uri)
-        self.name = str(entry.get("name") or self.remote_uri)
-        self.mime_type = entry.get("mimeType")
-        self.ttl_ms = None
-        self.cache_scope = None
-        self.scopes = frozenset()
-        self.tags = frozenset()
+        _listed(self, source, entry, self.remote_uri)
 
     def listing(self) -> dict[str, Any]:
         return {**self.entry, "uri": self.uri}
@@ -203,18 +211,14 @@ class RemoteResource(_Remote, ResourceBase):
 class RemoteTemplate(_Remote, TemplateBase):
     """An upstream resource template under its outer URI template; matching is done here, reading upstream."""
 
+    entry: dict[str, Any]
+    tags: frozenset[str]
+
     def __init__(self, source: ProxySource, entry: dict[str, Any]) -> None:
-        self.source = source
-        self.entry = entry
         self.remote_template = str(entry["uriTemplate"])
-        self.uri = self.uri_template = outer_uri(source.namespace, self.remote_template)
+        _listed(self, source, entry, self.remote_template)
+        self.uri_template = self.uri
         self.template = UriTemplate(self.remote_template, allow_traversal=True)  # the upstream judges its values
-        self.name = str(entry.get("name") or self.remote_template)
-        self.mime_type = entry.get("mimeType")
-        self.ttl_ms = None
-        self.cache_scope = None
-        self.scopes = frozenset()
-        self.tags = frozenset()
 
     def listing(self) -> dict[str, Any]:
         return {**self.entry, "uriTemplate": self.uri_template}

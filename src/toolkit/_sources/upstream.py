@@ -29,7 +29,7 @@ from typing import Any, Final, Literal
 from .._client.client import Client
 from .._client.questions import QUESTIONS, Handler
 from .._client.session import ClientSession
-from .._client.targets import connected, describe
+from .._client.targets import describe
 from .._errors import ToolkitError
 
 logger = logging.getLogger("toolkit.proxy")
@@ -102,32 +102,15 @@ class Upstream:
     # --- opening ----------------------------------------------------------------------------------
 
     async def _open(self, extra_headers: Mapping[str, str] | None = None) -> Opened:
-        client = self.client
         stack = contextlib.AsyncExitStack()
-        headers = {**(client.headers or {}), **(extra_headers or {})} or None
         try:
-            transport = await stack.enter_async_context(
-                connected(
-                    client.target,
-                    headers=headers,
-                    auth=client.auth,
-                    env=client.env,
-                    cwd=client.cwd,
-                    http_options=client.http_options,
-                )
-            )
-            session = ClientSession(
-                transport,
-                protocol_version=client.protocol_version,
+            session = await self.client.open_session(
+                stack,
+                headers=extra_headers,
                 capabilities={name: {} for name in QUESTIONS},
-                client_info=client.client_info,
                 handlers=self.handlers,
                 on_message=self.on_message,
-                timeout=client.timeout,
-                probe_timeout=client.probe_timeout,
             )
-            stack.push_async_callback(session.close)
-            await session.open()
             # Every log message: the downstream session's own level filters them (ctx.log). Not
             # through the session's log_level, which asks a legacy server that may not log at all.
             if session.modern:
