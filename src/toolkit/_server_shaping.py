@@ -41,8 +41,9 @@ class ShapingMixin:
     def enable(self, *names: str, tags: Iterable[str] | None = None) -> None:
         """Offer again what ``disable`` switched off, by the same names or tags, or by narrower ones.
 
-        The latest rule that matches a component decides: after ``disable(tags={"admin"})``,
-        ``enable("reset")`` offers ``reset`` although it is tagged ``admin``.
+        A rule by name outranks the rules by tag: after ``disable(tags={"admin"})``,
+        ``enable("reset")`` offers ``reset`` although it is tagged ``admin``; any other component is
+        off while one of its tags is off.
         """
         self.registry.set_enabled(True, *self._targets("enable", names, tags))
 
