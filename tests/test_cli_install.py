@@ -9,8 +9,6 @@ way the host would: the entry's command and args, its env added, listed or calle
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import io
 import json
 import os
 import shlex
@@ -20,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli_in_process import run_cli
 from tests.support.processes import TOOLKIT
 
 from toolkit import Client
-from toolkit._cli import main
 
 APP = '''
 import os
@@ -83,23 +81,7 @@ def install(home: Path, project: Path, *args: str) -> subprocess.CompletedProces
     HOME and the working directory are pointed at the test's folders for the call and put back
     after; what it prints and the exit status come back as the subprocess's would.
     """
-    saved_environment, saved_cwd = dict(os.environ), os.getcwd()
-    os.environ.clear()
-    os.environ.update(environment(home))
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    try:
-        os.chdir(project)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                main(["install", *args])
-            except SystemExit as exit_:
-                code = exit_.code if isinstance(exit_.code, int) else 1
-    finally:
-        os.chdir(saved_cwd)
-        os.environ.clear()
-        os.environ.update(saved_environment)
-    return subprocess.CompletedProcess(["toolkit", "install", *args], code, out.getvalue(), err.getvalue())
+    return run_cli(["install", *args], env=environment(home), cwd=project)
 
 
 def config_of(host: str, home: Path, project: Path) -> Path:

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import json
-import logging
 import os
 import subprocess
 import sys
@@ -26,10 +24,11 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.support.cli_in_process import run_cli
 from tests.support.processes import LOCALHOST, REPO, TOOLKIT, free_port, http_server, stop, wait_for_port
 
 from toolkit import Client
-from toolkit._cli import _auth_options, main
+from toolkit._cli import _auth_options
 from toolkit._cli_proxy import build, parser
 from toolkit._sources.proxy import ProxySource
 
@@ -53,25 +52,7 @@ FINISHED = 120.0
 
 def proxy_in_process(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``toolkit proxy ARGS`` through the CLI's entry point in this process; what it printed and its status."""
-    out, err = io.StringIO(), io.StringIO()
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    saved_cwd, saved_environment = os.getcwd(), dict(os.environ)
-    code = 0
-    try:
-        if cwd is not None:
-            os.chdir(cwd)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                main(["proxy", *args])
-            except SystemExit as exit_:
-                code = exit_.code if isinstance(exit_.code, int) else 1
-    finally:
-        os.chdir(saved_cwd)
-        os.environ.clear()
-        os.environ.update(saved_environment)
-        root.handlers[:], root.level = handlers, level  # logging.basicConfig's handler wrote to `err`
-    return subprocess.CompletedProcess(["toolkit", "proxy", *args], code, out.getvalue(), err.getvalue())
+    return run_cli(["proxy", *args], cwd=cwd)
 
 
 def proxy_command(*args: str) -> subprocess.CompletedProcess[str]:

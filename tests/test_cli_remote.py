@@ -6,8 +6,6 @@ process over Streamable HTTP, or a child process over stdio started by the comma
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -15,10 +13,9 @@ import sys
 
 import pytest
 from tests.support.apps import WEATHER
+from tests.support.cli_in_process import run_cli
 from tests.support.issuer import serve_issuer
 from tests.support.processes import TOOLKIT, free_port, http_server
-
-from toolkit._cli import main
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -44,22 +41,7 @@ def toolkit(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     ``env`` replaces the environment for the call and is put back after; what it prints and the
     exit status come back as the subprocess's would.
     """
-    saved = dict(os.environ)
-    if env is not None:
-        os.environ.clear()
-        os.environ.update(env)
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                main(list(args))
-            except SystemExit as exit_:
-                code = exit_.code if isinstance(exit_.code, int) else 1
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-    return subprocess.CompletedProcess(["toolkit", *args], code, out.getvalue(), err.getvalue())
+    return run_cli(list(args), env=env)
 
 
 def test_the_command_lists_and_calls_a_remote_server() -> None:

@@ -203,7 +203,7 @@ async def children_running(server: Server) -> AsyncIterator[None]:
                 continue
             stack.push_async_callback(source.stop)
             await _start(source)
-            _refuse_clashes(server, source)
+            server.registry.refuse_clashes(source)
         yield
 
 
@@ -217,18 +217,6 @@ async def _start(source: Any) -> None:
         raise
     except (OSError, TimeoutError, ToolkitError) as exc:
         raise UpstreamUnavailable(f"{source.label} could not be reached: {exc}") from exc
-
-
-def _refuse_clashes(server: Server, source: Any) -> None:
-    others = [server.registry.local, *(other for _, other in server.mounted if other is not source)]
-    for kind in ("tools", "resources", "templates", "prompts"):
-        for key in source.items(kind):
-            owner = next((other for other in others if key in other.items(kind)), None)
-            if owner is not None:
-                raise RegistrationError(
-                    f"{source.label} offers the {kind[:-1]} {key!r}, which {owner.label} already offers; "
-                    "mount it under a namespace (namespace=...), or leave it out (exclude=[...])"
-                )
 
 
 class ComposeMixin:

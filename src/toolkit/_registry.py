@@ -197,14 +197,7 @@ class Registry:
         """Offer ``source``'s components after those already here; a name offered twice is refused."""
         if source in self._sources:
             raise RegistrationError(f"{source.label} is already a source of this server")
-        for kind in KINDS:
-            for key in source.items(kind):
-                owner = self._origin(kind, key)
-                if owner is not None:
-                    raise RegistrationError(
-                        f"{source.label} offers the {_NOUN[kind]} {key!r}, which {owner.label} already offers; "
-                        "rename one of them (or mount under a namespace)"
-                    )
+        self.refuse_clashes(source)
         self._sources.append(source)
         source.on_change(self._source_changed)
         for kind in KINDS:
@@ -220,8 +213,22 @@ class Registry:
             if source.items(kind):
                 self._source_changed(kind)
 
-    def _origin(self, kind: Kind, key: str) -> Source | None:
-        return next((source for source in self._sources if key in source.items(kind)), None)
+    def refuse_clashes(self, source: Source) -> None:
+        """``RegistrationError`` naming both if ``source`` offers a name another source offers.
+
+        Called when a source is added, and again once a remote one knows its names (it connected).
+        """
+        for kind in KINDS:
+            for key in source.items(kind):
+                owner = self._origin(kind, key, besides=source)
+                if owner is not None:
+                    raise RegistrationError(
+                        f"{source.label} offers the {_NOUN[kind]} {key!r}, which {owner.label} already offers; "
+                        "rename one of them (or mount under a namespace)"
+                    )
+
+    def _origin(self, kind: Kind, key: str, besides: Source | None = None) -> Source | None:
+        return next((source for source in self._sources if source is not besides and key in source.items(kind)), None)
 
     def _source_changed(self, kind: Kind) -> None:
         """A source changed ``kind``: merge the snapshot again; announce it if what is offered changed."""

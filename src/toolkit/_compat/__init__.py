@@ -42,6 +42,7 @@ from .blocks import WireBlock, content_blocks
 from .envelope import (
     cacheable,
     envelop,
+    error_http_status,
     fields_for,
     listing,
     method_not_found,
@@ -100,6 +101,7 @@ __all__ = [
     "extension_missing",
     "fields_for",
     "envelop",
+    "error_http_status",
     "finished_status",
     "is_wrapper_schema",
     "json_text",

@@ -118,6 +118,15 @@ def resource_not_found(uri: str, version: str) -> McpError:
     return McpError(code, f"Resource not found: {uri}", {"uri": uri})
 
 
+_MODERN_HTTP_STATUS: Final = {MISSING_CAPABILITY: 400}
+"""The HTTP status a 2026-07-28 error answers with besides 200, by code (basic/index, "Error Codes")."""
+
+
+def error_http_status(code: int, version: str) -> int:
+    """The HTTP status of a JSON-RPC error ``code`` answered to a request of ``version`` (a relayed one too)."""
+    return _MODERN_HTTP_STATUS.get(code, 200) if is_modern(version) else 200
+
+
 def missing_capability(capability: str, version: str) -> Exception:
     """A handler needs a client capability the client did not declare.
 
@@ -130,7 +139,7 @@ def missing_capability(capability: str, version: str) -> Exception:
             f"This request needs the client capability {capability!r}, which the request's "
             "_meta clientCapabilities does not declare",
             {"requiredCapabilities": {capability: {}}},
-            http_status=400,
+            http_status=error_http_status(MISSING_CAPABILITY, version),
         )
     return ToolError(
         f"This tool needs the client capability {capability!r}, which the client did not declare at initialize"

@@ -38,9 +38,8 @@ from .. import _compat
 from .._client.questions import QUESTIONS, NoHandler
 from .._client.session import CallScope, ClientSession
 from .._client.transport import TransportClosed
-from .._errors import INTERNAL_ERROR, MISSING_CAPABILITY, ClientError, McpError, ToolError
+from .._errors import INTERNAL_ERROR, ClientError, McpError, ToolError
 from .._types import CLIENT_CAPABILITIES_KEY, LOG_RANK, TASKS_EXTENSION
-from .._versions import is_modern
 
 logger = logging.getLogger("toolkit.proxy")
 
@@ -50,8 +49,6 @@ MAX_PENDING: Final = 1000
 MIN_POLL_SECONDS: Final = 0.01
 POLL_SECONDS_WITHOUT_HINT: Final = 1.0
 """How often an upstream task is polled when it does not say (``pollIntervalMs``)."""
-_HTTP_STATUS: Final = {MISSING_CAPABILITY: 400}
-"""The HTTP status a 2026-07-28 error answers with besides 200 (basic/index, "Error Codes"), by code."""
 _CANCELLING: set[asyncio.Task[Any]] = set()
 """``tasks/cancel`` sent upstream for a task of ours that was cancelled: held until sent."""
 
@@ -333,7 +330,7 @@ def _upstream_error(exc: ClientError, context: RelayContext) -> McpError:
     error = exc.error
     code = error.get("code")
     code = code if isinstance(code, int) else INTERNAL_ERROR
-    status = _HTTP_STATUS.get(code, 200) if is_modern(context.protocol_version) else 200
+    status = _compat.error_http_status(code, context.protocol_version)
     return McpError(
         code, str(error.get("message", "the upstream server failed")), error.get("data"), http_status=status
     )

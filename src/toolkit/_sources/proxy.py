@@ -32,7 +32,6 @@ from .._errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, ClientEr
 from .._registry import KINDS, Kind
 from .._schema.headers import header_params
 from .._uritemplate import UriTemplate
-from .._versions import is_modern
 from .bridge import RelayContext, TaskQuestions, may_wait, relayed, unreachable
 from .namespace import inner_uri, outer_name, outer_uri
 from .upstream import FIRST_BACKOFF, MAX_BACKOFF, Sessions, Upstream
@@ -95,16 +94,13 @@ class RemoteTool(_Remote, ToolBase):
         # A 2026-07-28 upstream decides per call whether a tool runs as a task (SEP-2663: not listed),
         # so each may here; a legacy upstream's is as it declares, else optional, so that a question
         # it asks mid-call can reach a 2026-07-28 caller through a task (bridge.py).
-        self.task: TaskSupport = "optional" if is_modern(version) or declared not in TASK_SUPPORT else declared
+        form = task_form(version)  # the era's way of running a tool as a task (_compat)
+        self.task: TaskSupport = "optional" if form == "extension" or declared not in TASK_SUPPORT else declared
         self.task_start = "begin_task"
         """Ours begins when it must: when the upstream answers with a task (after any questions it asked
         first), or when a legacy upstream asks a question a 2026-07-28 caller can answer only in one."""
         self.upstream_task: str | None = (
-            "extension"
-            if is_modern(version)
-            else "experimental"
-            if declared == "required" and task_form(version) == "experimental"
-            else None
+            form if form == "extension" or (form == "experimental" and declared == "required") else None
         )
         """How the call runs upstream as a task: ``"extension"`` (when the caller can take a task; the
         upstream decides), ``"experimental"`` (a 2025-11-25 tool it runs only as one)."""
