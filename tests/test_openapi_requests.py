@@ -814,6 +814,105 @@ def test_a_multipart_field_name_cannot_break_out_of_its_header() -> None:
     assert part["X-Evil"] is None
 
 
+def test_a_multipart_body_that_is_not_flattened_still_takes_its_files_as_base64() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"file": {"type": "string", "format": "binary"}},
+        "additionalProperties": {"type": ["string", "null"]},
+    }
+    made = plan(body=Body("multipart/form-data", schema, required=True), method="POST")
+    assert made.input_schema["properties"]["body"] == {
+        "type": "object",
+        "properties": {
+            "file": {"type": "string", "contentEncoding": "base64", "description": "The file's bytes, base64-encoded."}
+        },
+        "additionalProperties": {"type": ["string", "null"]},
+    }
+    request = call(made, {"body": {"file": base64.b64encode(b"\x00").decode(), "extra": "x", "gone": None}})
+    parts = _multipart_parts(request)
+    assert [
+        (part.get_param("name", header="content-disposition"), part.get_payload(decode=True)) for part in parts
+    ] == [
+        ("file", b"\x00"),
+        ("extra", b"x"),
+    ]
+    with pytest.raises(ToolError, match="must be an object"):
+        made.request({"body": ["not", "an", "object"]})
+
+
+def test_a_part_with_a_non_text_content_media_type_is_binary_and_base64_must_be_text() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "image": {"type": "string", "contentMediaType": "image/png"},  # OpenAPI 3.1's spelling of binary
+            "page": {"type": "string", "contentMediaType": "text/html"},  # text: sent as it is
+        },
+    }
+    made = plan(body=Body("multipart/form-data", schema, required=True), method="POST")
+    assert made.input_schema["properties"]["image"]["contentEncoding"] == "base64"
+    assert made.input_schema["properties"]["page"] == schema["properties"]["page"]
+    parts = _multipart_parts(call(made, {"image": base64.b64encode(b"\x89PNG").decode(), "page": "<p>"}))
+    assert [(part.get_content_type(), part.get_payload(decode=True)) for part in parts] == [
+        ("image/png", b"\x89PNG"),
+        ("text/plain", b"<p>"),
+    ]
+    with pytest.raises(ToolError, match="takes the content as a base64 string"):
+        made.request({"image": 12})
+
+
+def test_a_cookie_given_by_content_and_an_empty_parameter_name() -> None:
+    made = plan(parameters=[Parameter("prefs", "cookie", {}, media_type="application/json")])
+    assert call(made, {"prefs": {"a": "b c"}}).cookie_header == "prefs=" + query_component('{"a":"b c"}')
+    with pytest.raises(ValueError, match="empty name"):
+        RequestPlan.build("GET", "/", [Parameter("", "query", {})], None, {}, where=WHERE)
+
+
+def test_a_form_field_that_is_null_is_undefined() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": ["string", "null"]}, "b": {"type": "string"}}}
+    made = plan(body=Body("application/x-www-form-urlencoded", schema), method="POST")
+    assert call(made, {"a": None, "b": "x"}).content == b"a=&b=x"
+    assert call(made, {}).content is None
+
+
+def test_a_root_ref_chain_with_annotations_is_followed_to_a_plain_object() -> None:
+    defs = {**DEFS, "Alias": {"$ref": "#/$defs/Pet", "description": "A pet, by another name."}, "a/b": PET}
+    for schema in ({"$ref": "#/$defs/Alias"}, {"$ref": "#/$defs/a~1b", "title": "T"}):
+        made = plan(body=Body("application/json", schema, required=True), defs=defs, method="POST")
+        assert list(made.input_schema["properties"]) == ["name", "tag"]
+
+
+def test_text_and_wildcard_text_bodies() -> None:
+    made = plan(body=Body("text/*", {"type": "string"}, required=True), method="POST")
+    assert call(made, {"body": "x"}).content_type == "text/plain"
+    made = plan(body=Body("text/csv", {"type": "array"}), method="POST")
+    assert call(made, {"body": [1, 2]}).content == b"[1,2]"  # a value that is not text: its JSON
+    made = plan(body=Body("application/xml", {"type": "string"}, required=True), method="POST")
+    request = call(made, {"body": "<a/>"})
+    assert (request.content, request.content_type) == (b"<a/>", "application/xml")
+
+
+def test_invalid_header_and_cookie_names_are_left_out() -> None:
+    made = plan(parameters=[Parameter("Bad Name", "header", {}), Parameter("a;b", "cookie", {})])
+    assert made.input_schema["properties"] == {}
+    assert made.notes == [
+        "header parameter 'Bad Name' left out: not a valid HTTP header name",
+        "cookie parameter 'a;b' left out: not a valid cookie name",
+    ]
+
+
+def test_the_request_parts_for_httpx() -> None:
+    made = plan(
+        "/p/{id}",
+        [Parameter("id", "path", {}), Parameter("q", "query", {}), Parameter("c", "cookie", {})],
+        Body("application/json", {"type": "object", "properties": {"x": {}}}, required=True),
+        method="post",
+    )
+    request = call(made, {"id": 1, "q": "a b", "c": "v", "x": 2})
+    assert request.method == "POST"
+    assert request.url == "/p/1?q=a%20b"
+    assert request.header_items() == [("Content-Type", "application/json"), ("Cookie", "c=v")]
+
+
 # --- the server reads what is sent: a real Starlette app through httpx -----------------------------
 
 

@@ -87,7 +87,9 @@ Form and multipart bodies follow the Encoding Object: a form property with ``sty
 JSON ``contentType`` as JSON text; others as ``form`` with ``explode: true`` (the spec's
 default, which writes an object property's members as pairs of their own). A multipart part is
 ``text/plain`` for a primitive, ``application/json`` for an object, the encoding's
-``contentType`` when given, and an array is one part per item.
+``contentType`` when given; an array is one part per item, and a null field is no part (RFC 7578
+has no null). The encoding's ``headers`` are not sent (they would be values the model has no
+argument for).
 """
 
 from __future__ import annotations
@@ -440,7 +442,7 @@ class RequestPlan:
                 elif location == "header":
                     headers.append((parameter.name, _header_text(text, slot.argument)))
                 else:
-                    cookies.append((quote(parameter.name, safe=""), quote(text, safe="")))
+                    cookies.append((quote(parameter.name, safe=""), query_component(text)))
             elif location == "path":
                 path_values[slot.argument] = _path_value(slot.style, slot.explode, parameter.name, value, slot.argument)
             elif location == "query":
@@ -479,23 +481,9 @@ def _usable_parameters(
             raise ValueError(f"{where}: a {parameter.location} parameter has an empty name")
         key_name = parameter.name.lower() if parameter.location == "header" else parameter.name
         key = (parameter.location, key_name)
-        if parameter.location == "header":
-            if key_name in _IGNORED_HEADERS:
-                notes.append(f"header parameter {parameter.name!r} ignored, as the OpenAPI spec says for it")
-                continue
-            if key_name in _FORBIDDEN_HEADERS:
-                notes.append(
-                    f"header parameter {parameter.name!r} left out: the HTTP client or the configuration sets it"
-                )
-                continue
-            if not _TOKEN.match(parameter.name):
-                notes.append(f"header parameter {parameter.name!r} left out: not a valid HTTP header name")
-                continue
-        if parameter.location == "cookie" and not _TOKEN.match(parameter.name):
-            notes.append(f"cookie parameter {parameter.name!r} left out: not a valid cookie name")
-            continue
-        if parameter.location == "path" and parameter.name not in in_template:
-            notes.append(f"path parameter {parameter.name!r} left out: the path {path!r} has no {{{parameter.name}}}")
+        reason = _left_out(parameter, key_name, path, in_template, configured_keys)
+        if reason is not None:
+            notes.append(f"{parameter.location} parameter {parameter.name!r} {reason}")
             continue
         style = parameter.style or _DEFAULT_STYLE[parameter.location]
         if style not in _STYLES[parameter.location]:
@@ -504,9 +492,6 @@ def _usable_parameters(
                 f"{where}: {parameter.location} parameter {parameter.name!r} has style {style!r}; "
                 f"a {parameter.location} parameter takes {allowed}"
             )
-        if key in configured_keys:
-            notes.append(f"{parameter.location} parameter {parameter.name!r} left out: the configuration fills it")
-            continue
         if key in chosen:
             notes.append(
                 f"{parameter.location} parameter {parameter.name!r} is declared twice: the last declaration is used"
@@ -515,6 +500,24 @@ def _usable_parameters(
         chosen[key] = parameter
     order = {location: rank for rank, location in enumerate(_LOCATIONS)}
     return sorted(chosen.values(), key=lambda p: order[p.location])  # stable: the document's order within a location
+
+
+def _left_out(
+    parameter: Parameter, key_name: str, path: str, in_template: set[str], configured: set[tuple[str, str]]
+) -> str | None:
+    """Why the model is not given this parameter (the end of a note), or ``None``."""
+    location = parameter.location
+    if location == "header" and key_name in _IGNORED_HEADERS:
+        return "ignored, as the OpenAPI spec says for it"
+    if location == "header" and key_name in _FORBIDDEN_HEADERS:
+        return "left out: the HTTP client or the configuration sets it"
+    if location in ("header", "cookie") and not _TOKEN.match(parameter.name):
+        return f"left out: not a valid {'HTTP header' if location == 'header' else 'cookie'} name"
+    if location == "path" and parameter.name not in in_template:
+        return f"left out: the path {path!r} has no {{{parameter.name}}}"
+    if (location, key_name) in configured:
+        return "left out: the configuration fills it"
+    return None
 
 
 def _parameter_input(parameter: Parameter) -> _Input:
@@ -564,7 +567,7 @@ def _body_inputs(
             properties = resolved.get("properties") if isinstance(resolved, dict) else None
             for name, schema in (properties or {}).items():
                 fields[name] = _field(schema, encoding.get(name) or {}, defs, multipart=kind == "multipart")
-        if _is_plain_object(resolved, body.schema):
+        if _is_plain_object(resolved):
             return _flattened(body, kind, content_type, resolved, fields, defs, notes)
         schema = body.schema
         if any(f.binary for f in fields.values()):
@@ -656,7 +659,7 @@ def _follow(schema: Any, defs: Mapping[str, dict[str, Any]]) -> Any:
     return schema
 
 
-def _is_plain_object(resolved: Any, original: dict[str, Any]) -> bool:
+def _is_plain_object(resolved: Any) -> bool:
     if not isinstance(resolved, dict) or resolved.keys() & _NOT_PLAIN_OBJECT:
         return False
     properties = resolved.get("properties")
@@ -991,6 +994,8 @@ def _multipart(value: Mapping[str, Any], fields: Mapping[str, _Field], media_typ
     parts: list[_Part] = []
     for name, item in value.items():
         declared = fields.get(name, _UNDECLARED)
+        if item is None:  # RFC 7578 has no null: a null field is no part, as an omitted one
+            continue
         if isinstance(item, list):  # OpenAPI 3.1 "Special Considerations for multipart Content": a part per item
             schema = declared.items if declared.items is not None else {}
             parts.extend(_part(name, one, schema, declared.encoding, declared.binary) for one in item)
