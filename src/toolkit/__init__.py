@@ -19,6 +19,7 @@ from ._errors import (
     ToolkitError,
 )
 from ._inbound import Caller
+from ._openapi import OpenAPI
 from ._prompts import Message, Prompt
 from ._registry import Selection
 from ._resources import Resource, ResourceContents, ResourceTemplate, safe_join
@@ -30,6 +31,8 @@ from ._versions import KNOWN_VERSIONS, LATEST_VERSION, LEGACY_VERSIONS, MODERN_V
 if TYPE_CHECKING:
     from ._answers import ElicitResult, Root, SamplingResult
     from ._events import EventStore
+    from ._sources.openapi.credentials import APIKey, Basic, Bearer
+    from ._sources.openapi.routes import RouteMap
     from ._transform import ArgTransform, transform_tool
     from .client import Client
 
@@ -40,8 +43,11 @@ __all__ = [
     "LATEST_VERSION",
     "LEGACY_VERSIONS",
     "MODERN_VERSIONS",
+    "APIKey",
     "ArgTransform",
     "Audio",
+    "Basic",
+    "Bearer",
     "Caller",
     "Client",
     "ContentBlock",
@@ -53,6 +59,7 @@ __all__ = [
     "Image",
     "McpError",
     "Message",
+    "OpenAPI",
     "Prompt",
     "PromptError",
     "RegistrationError",
@@ -62,6 +69,7 @@ __all__ = [
     "ResourceLink",
     "ResourceTemplate",
     "Root",
+    "RouteMap",
     "SamplingResult",
     "SchemaError",
     "Selection",
@@ -90,6 +98,12 @@ def __getattr__(name: str) -> Any:
         from . import _transform  # noqa: PLC0415
 
         value = getattr(_transform, name)
+    elif name in ("APIKey", "Basic", "Bearer"):  # an OpenAPI source's credentials: only with a document
+        from ._sources.openapi import credentials  # noqa: PLC0415
+
+        value = getattr(credentials, name)
+    elif name == "RouteMap":
+        from ._sources.openapi.routes import RouteMap as value  # noqa: PLC0415
     elif name in ("ElicitResult", "Root", "SamplingResult"):
         from . import _answers  # noqa: PLC0415
 

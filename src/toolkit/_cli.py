@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from . import __version__
 from ._cli_calls import CallArguments, call_arguments, call_on
+from ._cli_openapi import add_options as add_openapi_options
+from ._cli_openapi import server_of as openapi_server
 from ._environment import load_env_file
 from ._errors import AppNotFound, StoreUnavailable, ToolkitError
 from ._loader import (
@@ -47,8 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="toolkit", description="Run and inspect toolkit MCP servers.")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    run = commands.add_parser("run", help="serve an app over stdio (default) or Streamable HTTP")
-    run.add_argument("app", help=APP_HELP)
+    run = commands.add_parser("run", help="serve an app (or an OpenAPI document) over stdio (default) or HTTP")
+    run.add_argument("app", nargs="?", help=f"{APP_HELP} (or --openapi FILE_OR_URL)")
     run.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     run.add_argument("--host", default="127.0.0.1", help="HTTP: interface to bind (default 127.0.0.1)")
     run.add_argument("--port", type=int, default=8000, help="HTTP: port (default 8000)")
@@ -85,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
         "set win; TOOLKIT_* variables set the server's settings (docs/cli.md)",
     )
     _auth_options(run)
+    add_openapi_options(run)
 
     tools = commands.add_parser("tools", help="print the tools as a client of a given protocol version sees them")
     tools.add_argument("app", metavar="TARGET", help=TARGET_HELP)
@@ -227,8 +230,16 @@ def _main(argv: list[str] | None) -> None:
         args.protocol_version = args.protocol_version or LATEST_VERSION
         if args.protocol_version == "auto":
             _usage_of(args.command, "--protocol-version auto is for a URL or a command; an app is asked in process")
-    target = _load(args.app, show_traceback=args.traceback)
-    _configure_logging(args)
+    if args.command == "run" and args.openapi is not None:
+        _configure_logging(args)
+        target: Target = openapi_server(args)
+    elif args.app is None:
+        _usage_of(
+            args.command, "give APP (path/to/app.py[:server] or package.module[:server]), or --openapi FILE_OR_URL"
+        )
+    else:
+        target = _load(args.app, show_traceback=args.traceback)
+        _configure_logging(args)
     if args.command == "run":
         try:
             deployment_settings(target)

@@ -274,22 +274,31 @@ class ComposeMixin:
         ``child`` may also be a ``toolkit.Client`` (not entered): the remote server it connects
         to is proxied, connected when this server starts; ``proxy_options`` are
         ``Server.proxy``'s ``unwrap_results``, ``sessions``, ``forward_token``,
-        ``upstream_idle_timeout`` and ``max_upstream_sessions``.
+        ``upstream_idle_timeout`` and ``max_upstream_sessions``. Or a ``toolkit.OpenAPI``: the
+        operations of an HTTP API (``include``/``exclude`` by their tool names and resource URIs).
         """
-        from ._client.client import Client  # noqa: PLC0415 - the client wing: only for a proxy
-
         if isinstance(child, ComposeMixin):
             child = cast("Server", child)
             if proxy_options:
                 raise TypeError(f"mount({child.name!r}): {sorted(proxy_options)} are options of a proxied server")
             mount_server(self, child, namespace=namespace, include=include, exclude=exclude)  # type: ignore[arg-type]
             return
+        from ._openapi import OpenAPI, mount_openapi  # noqa: PLC0415 - it imports this module
+
+        if isinstance(child, OpenAPI):
+            if proxy_options:
+                raise TypeError(f"mount({child!r}): {sorted(proxy_options)} are options of a proxied server")
+            mount_openapi(self, child, namespace=namespace, include=include, exclude=exclude)  # type: ignore[arg-type]
+            return
+        from ._client.client import Client  # noqa: PLC0415 - the client wing: only for a proxy
+
         if isinstance(child, Client):
             mount_client(self, child, namespace=namespace, include=include, exclude=exclude, **proxy_options)  # type: ignore[arg-type]
             return
         raise TypeError(
-            f"mount() takes a toolkit.Server, or a toolkit.Client for a remote server "
-            f"(toolkit.Client('http://...') or toolkit.Client(['python', 'server.py'])), not {type(child).__name__}"
+            f"mount() takes a toolkit.Server, a toolkit.Client for a remote server "
+            f"(toolkit.Client('http://...') or toolkit.Client(['python', 'server.py'])), or a toolkit.OpenAPI "
+            f"document, not {type(child).__name__}"
         )
 
     @classmethod

@@ -24,6 +24,7 @@ from ._extensions.tasks.extension import TasksExtension
 from ._functions import declared_scopes, explained
 from ._middleware.base import Middleware, MiddlewareFunction, as_middleware
 from ._mrtr import StateSealer
+from ._openapi import OpenAPIMixin
 from ._prompts import Prompt
 from ._registry import Registry
 from ._resources import Resource, ResourceTemplate
@@ -54,7 +55,7 @@ ToolBaseT = TypeVar("ToolBaseT", bound=ToolBase)
 Lifespan = Callable[["Server"], contextlib.AbstractAsyncContextManager[Any]]
 
 
-class Server(ComposeMixin, ShapingMixin):
+class Server(ComposeMixin, ShapingMixin, OpenAPIMixin):
     """An MCP server: register tools, resources and prompts with decorators, then run it.
 
     >>> server = Server("weather", version="1.0.0")
