@@ -34,7 +34,14 @@ from starlette.routing import Route
 
 from toolkit._errors import ToolError
 from toolkit._schema.checks import check_schema
-from toolkit._sources.openapi.requests import Body, HttpRequest, Parameter, RequestPlan, query_component
+from toolkit._sources.openapi.requests import (
+    Body,
+    Definitions,
+    HttpRequest,
+    Parameter,
+    RequestPlan,
+    query_component,
+)
 
 WHERE = "GET /test (test)"
 STRING = "blue"
@@ -571,6 +578,31 @@ def test_an_object_json_body_is_flattened_through_its_root_ref() -> None:
     request = call(made, {"name": "Rex", "tag": {"label": "dog", "parent": {"label": "animal"}}})
     assert request.content_type == "application/json"
     assert json.loads(request.content or b"") == {"name": "Rex", "tag": {"label": "dog", "parent": {"label": "animal"}}}
+
+
+def test_shared_definitions_give_the_same_plans_as_a_plain_mapping() -> None:
+    defs = {
+        **DEFS,
+        "Owner": {"type": "object", "properties": {"pets": {"type": "array", "items": {"$ref": "#/$defs/Pet"}}}},
+        "Odd/Name": {"type": "integer"},
+    }
+    shared = Definitions(defs)
+    assert dict(shared) == defs and len(shared) == len(defs)
+    bodies = [
+        Body("application/json", {"$ref": "#/$defs/Owner"}, required=True),
+        Body("application/json", {"type": "array", "items": {"$ref": "#/$defs/Tag"}}),
+        Body("application/json", {"$ref": "#/$defs/Odd~1Name"}),
+    ]
+    for body in bodies:
+        alone = plan(body=body, defs=defs, method="POST")
+        together = plan(body=body, defs=shared, method="POST")
+        assert alone.input_schema == together.input_schema
+    # Owner is flattened away; what its property reaches stays, in the document's order
+    assert list(plan(body=bodies[0], defs=shared).input_schema["$defs"]) == ["Pet", "Tag"]
+    assert shared.references("Owner") == ("Pet",)
+    assert shared.references("Tag") == ("Tag",)
+    with pytest.raises(ValueError, match=r"#/\$defs/Gone, which the document does not define"):
+        RequestPlan.build("POST", "/", [], Body("application/json", {"$ref": "#/$defs/Gone"}), shared, where=WHERE)
 
 
 def test_an_optional_flattened_body_requires_nothing_and_is_omitted_when_empty() -> None:

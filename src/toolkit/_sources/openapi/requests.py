@@ -34,16 +34,20 @@ The body
     (``application/x-www-form-urlencoded``) or ``multipart/form-data`` body is flattened by
     the same rule. Any other body is one argument (``body``): arrays, primitives, unions, maps,
     text and binary media. When flattened arguments are all omitted, an optional body is not
-    sent and a required one is sent as ``{}``.
+    sent and a required one is sent as ``{}``; an optional body's required properties are not
+    required arguments (a schema cannot say "all or none" in a way models follow: the API's own
+    answer says what is missing). The input schema has ``additionalProperties: false``, so an
+    argument the tool does not take is an error the model can correct, never silently dropped;
+    the price is that a flattened body's undeclared extra properties cannot be sent.
 
 Binary content
     JSON cannot carry bytes, so a binary value comes from the model as base64: a multipart part
-    whose schema is ``format: binary`` or the empty schema (OpenAPI 3.1's file-upload idiom), an
-    array of them, or a whole body of a non-text, non-JSON media type (``application/octet-stream``,
-    ``image/png``). Their input schemas say so (``contentEncoding: base64``) and the value is
-    decoded before it is sent (with ``filename`` = the property name for a part). A schema that
-    already has ``contentEncoding`` describes text the API wants as it is, so that text is sent
-    unchanged.
+    whose schema is ``format: binary``, a non-text ``contentMediaType`` without ``contentEncoding``,
+    or the empty schema (OpenAPI 3.1's file-upload idiom); an array of them; a whole body of a
+    non-text, non-JSON media type (``application/octet-stream``, ``image/png``). Their input
+    schemas say so (``contentEncoding: base64``) and the value is decoded before it is sent (with
+    ``filename`` = the property name for a part). A schema that already has ``contentEncoding``
+    describes text the API wants as it is, so that text is sent unchanged.
 
 Headers the model may not set
     ``Accept``, ``Content-Type`` and ``Authorization`` parameters are ignored (the OpenAPI spec
@@ -98,7 +102,7 @@ import base64
 import binascii
 import re
 import secrets
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 from urllib.parse import quote, unquote
@@ -406,7 +410,8 @@ class RequestPlan:
         if required:
             schema["required"] = required
         schema["additionalProperties"] = False
-        reachable = _reachable_defs(properties, defs, where)
+        shared = defs if isinstance(defs, Definitions) else Definitions(defs)
+        reachable = shared.reachable(properties.values(), where)
         if reachable:
             schema["$defs"] = reachable
         return cls(method.upper(), template, slots, body_plan, schema, arguments, renamed, notes)
@@ -434,15 +439,18 @@ class RequestPlan:
             if parameter.media_type is not None:
                 text = _media_text(parameter.media_type, value)
                 if location == "path":
-                    path_values[slot.argument] = quote(text, safe="")
+                    path_values[slot.argument] = _segment(text)
                 elif location == "query":
                     query.append(
-                        (quote(parameter.name, safe=""), query_component(text, allow_reserved=parameter.allow_reserved))
+                        (
+                            query_component(parameter.name),
+                            query_component(text, allow_reserved=parameter.allow_reserved),
+                        )
                     )
                 elif location == "header":
                     headers.append((parameter.name, _header_text(text, slot.argument)))
                 else:
-                    cookies.append((quote(parameter.name, safe=""), query_component(text)))
+                    cookies.append((query_component(parameter.name), query_component(text)))
             elif location == "path":
                 path_values[slot.argument] = _path_value(slot.style, slot.explode, parameter.name, value, slot.argument)
             elif location == "query":
@@ -787,34 +795,66 @@ def _def_name(reference: str) -> str | None:
     return unquote(token).replace("~1", "/").replace("~0", "~")
 
 
-def _reachable_defs(properties: Mapping[str, Any], defs: Mapping[str, dict[str, Any]], where: str) -> dict[str, Any]:
-    """The ``defs`` the argument schemas reach, in the document's order (shared, never copied)."""
-    seen: set[str] = set()
-    pending: list[str] = []
-    _collect_refs(list(properties.values()), pending)
-    while pending:
-        name = _def_name(pending.pop())
-        if name is None or name in seen:
-            continue
-        if name not in defs:
-            raise ValueError(f"{where}: a schema refers to #/$defs/{name}, which the document does not define")
-        seen.add(name)
-        _collect_refs(defs[name], pending)
-    return {name: schema for name, schema in defs.items() if name in seen}
+class Definitions(Mapping[str, dict[str, Any]]):
+    """A document's ``$defs``, each definition's references read once, for every plan to share.
+
+    ``RequestPlan.build`` takes any mapping; handing it the same ``Definitions`` for all of a
+    document's operations keeps a document with interlinked components linear to load (each
+    plan's ``$defs`` are the definitions its arguments reach, found through these lists).
+    """
+
+    def __init__(self, defs: Mapping[str, dict[str, Any]]) -> None:
+        self._defs = defs
+        self._order = {name: index for index, name in enumerate(defs)}
+        self._references: dict[str, tuple[str, ...]] = {}
+
+    def __getitem__(self, name: str) -> dict[str, Any]:
+        return self._defs[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._defs)
+
+    def __len__(self) -> int:
+        return len(self._defs)
+
+    def references(self, name: str) -> tuple[str, ...]:
+        """The definitions ``name``'s schema refers to directly (cached)."""
+        found = self._references.get(name)
+        if found is None:
+            found = self._references[name] = _referenced(self._defs[name])
+        return found
+
+    def reachable(self, schemas: Iterable[Any], where: str) -> dict[str, Any]:
+        """The definitions ``schemas`` reach, in the document's order (shared, never copied)."""
+        seen: set[str] = set()
+        pending = list(_referenced(list(schemas)))
+        while pending:
+            name = pending.pop()
+            if name in seen:
+                continue
+            if name not in self._defs:
+                raise ValueError(f"{where}: a schema refers to #/$defs/{name}, which the document does not define")
+            seen.add(name)
+            pending.extend(self.references(name))
+        return {name: self._defs[name] for name in sorted(seen, key=self._order.__getitem__)}
 
 
-def _collect_refs(node: Any, found: list[str]) -> None:
+def _referenced(node: Any) -> tuple[str, ...]:
+    """The ``$defs`` names the references in the schema ``node`` point into (data keywords skipped)."""
+    found: list[str] = []
     stack = [node]
     while stack:
         current = stack.pop()
         if isinstance(current, dict):
             for keyword in REFERENCE_KEYWORDS:
                 value = current.get(keyword)
-                if isinstance(value, str):
-                    found.append(value)
+                name = _def_name(value) if isinstance(value, str) else None
+                if name is not None:
+                    found.append(name)
             stack.extend(children(current))
         elif isinstance(current, list):
             stack.extend(current)
+    return tuple(dict.fromkeys(found))
 
 
 # --- calling: parameters ---------------------------------------------------------------------------
@@ -882,7 +922,7 @@ def _query_pairs(style: str, explode: bool, name: str, value: Any, allow_reserve
     def encode(text: str) -> str:
         return query_component(text, allow_reserved=allow_reserved)
 
-    label = quote(name, safe="")
+    label = query_component(name)
     if style == "deepObject" and isinstance(value, dict):
         pairs: list[tuple[str, str]] = []
         _deep_pairs(label, value, encode, pairs)
@@ -896,7 +936,7 @@ def _query_pairs(style: str, explode: bool, name: str, value: Any, allow_reserve
         return [(label, delimiter.join(encode(_text(item)) for item in value))]
     if isinstance(value, dict):
         if explode:
-            return [(quote(key, safe=""), encode(_text(item))) for key, item in value.items()]
+            return [(query_component(key), encode(_text(item))) for key, item in value.items()]
         delimiter = _DELIMITERS.get(style, ",")
         return [
             (label, delimiter.join(f"{encode(key)}{delimiter}{encode(_text(item))}" for key, item in value.items()))
@@ -907,7 +947,7 @@ def _query_pairs(style: str, explode: bool, name: str, value: Any, allow_reserve
 def _deep_pairs(prefix: str, value: Any, encode: Callable[[str], str], pairs: list[tuple[str, str]]) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
-            _deep_pairs(f"{prefix}%5B{quote(key, safe='')}%5D", item, encode, pairs)
+            _deep_pairs(f"{prefix}%5B{query_component(key)}%5D", item, encode, pairs)
     elif isinstance(value, list):
         pairs.extend((prefix, encode(_text(item))) for item in value)
     else:
@@ -978,7 +1018,7 @@ def _form(value: Mapping[str, Any], fields: Mapping[str, _Field]) -> str:
             explode = encoding.get("explode", style == "form")
             pairs.extend(_query_pairs(style, explode, name, item, bool(encoding.get("allowReserved", False))))
         else:
-            pairs.append((quote(name, safe=""), query_component(to_json(item).decode())))
+            pairs.append((query_component(name), query_component(to_json(item).decode())))
     return "&".join(f"{name}={text}" for name, text in pairs)
 
 
