@@ -38,6 +38,7 @@ from toolkit._sources.openapi.requests import (
     Body,
     Definitions,
     HttpRequest,
+    Location,
     Parameter,
     RequestPlan,
     query_component,
@@ -130,7 +131,7 @@ def _table_cases(table: list[tuple[str, bool, str | None, str | None, str | None
 
 def _serialized(style: str, explode: bool, kind: str) -> str:
     """What a `color` parameter of this style serializes to: the path expansion, or the query."""
-    location = "path" if style in PATH_STYLES else "query"
+    location: Location = "path" if style in PATH_STYLES else "query"
     parameter = Parameter("color", location, SCHEMAS[kind], required=True, style=style, explode=explode)
     if location == "path":
         made = plan("/c{color}", [parameter])  # what replaces the template expression
@@ -705,7 +706,7 @@ def test_a_form_body_follows_the_encoding_object() -> None:
         },
         "required": ["name"],
     }
-    encoding = {
+    encoding: dict[str, dict[str, Any]] = {
         "ids": {"style": "form", "explode": False},
         "filter": {"style": "deepObject", "explode": True},
         "meta": {"contentType": "application/json"},
@@ -748,7 +749,7 @@ def _multipart_parts(request: HttpRequest) -> list[EmailMessage]:
     return [part for part in message.iter_parts() if isinstance(part, EmailMessage)]
 
 
-UPLOAD = {
+UPLOAD: dict[str, Any] = {
     "type": "object",
     "properties": {
         "title": {"type": "string"},
@@ -873,7 +874,7 @@ def test_a_multipart_body_that_is_not_flattened_still_takes_its_files_as_base64(
 
 
 def test_a_part_with_a_non_text_content_media_type_is_binary_and_base64_must_be_text() -> None:
-    schema = {
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": {
             "image": {"type": "string", "contentMediaType": "image/png"},  # OpenAPI 3.1's spelling of binary
@@ -948,6 +949,12 @@ def test_the_request_parts_for_httpx() -> None:
 # --- the server reads what is sent: a real Starlette app through httpx -----------------------------
 
 
+def _payload(part: Any) -> bytes:
+    payload = part.get_payload(decode=True)
+    assert isinstance(payload, bytes)
+    return payload
+
+
 async def _echo(request: Request) -> JSONResponse:
     """What the server's own request parsing reads: path, query, cookies, headers and the body."""
     body = await request.body()
@@ -965,7 +972,7 @@ async def _echo(request: Request) -> JSONResponse:
                 part.get_param("name", header="content-disposition"),
                 part.get_filename(),
                 part.get_content_type(),
-                base64.b64encode(part.get_payload(decode=True) or b"").decode(),
+                base64.b64encode(_payload(part)).decode(),
             ]
             for part in message.iter_parts()
         ]
