@@ -117,6 +117,30 @@ def build(
     }
 
 
+def published(results: dict[str, Any]) -> dict[str, Any]:
+    """The run's JSON as the docs keep it (``docs/assets/bench/results.json``): every figure, sample and
+    raw record as the run wrote them, but each batch's per-call latencies (a list per round, some
+    thousands of numbers) cut to ``{"count", "max"}``, the slowest call being all the page shows of them.
+    Applied to its own output it changes nothing."""
+
+    def cut(raw: Any) -> Any:
+        if isinstance(raw, list) and raw and all(isinstance(v, int | float) for v in raw):
+            return {"count": len(raw), "max": max(raw)}
+        return raw
+
+    metrics = {
+        key: {
+            **metric,
+            "frameworks": {
+                fw: {**cell, "raw": [cut(raw) for raw in cell.get("raw", [])]}
+                for fw, cell in metric["frameworks"].items()
+            },
+        }
+        for key, metric in results["metrics"].items()
+    }
+    return {**results, "metrics": metrics}
+
+
 def _value(value: float, unit: str) -> str:
     if unit in ("µs", "1/s", "%"):
         return f"{value:,.0f}"

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import procs, report
+from bench import procs, publish, report
 from bench.baseline import ALIASES, Baseline, BaselineError, compile_sources, prepare
 from bench.clients import client_calls, testing_calls
 from bench.cluster import SERVED_BY, Balancer, RedisServer
@@ -1129,10 +1129,81 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="scaleout: measured seconds per replica count, era and round (default 10, --quick 1)",
     )
     parser.add_argument("--out", type=Path, default=RESULTS, help="results directory (default bench/results)")
+    parser.add_argument(
+        "--publish",
+        action="store_true",
+        help="after a full run (the defaults: no --quick, --only, --scenarios, --rounds, --calls, --baseline), write "
+        "docs/assets/bench/results.json, its charts and the tables of docs/performance.md",
+    )
+    parser.add_argument(
+        "--publish-from",
+        type=Path,
+        metavar="JSON",
+        help="measure nothing: publish a full run's JSON written earlier (or docs/assets/bench/results.json itself, "
+        "to redraw the charts and tables after a change to them)",
+    )
+    parser.add_argument(
+        "--check-published",
+        action="store_true",
+        help="measure nothing: redraw the charts and tables from docs/assets/bench/results.json and compare them "
+        "with what is committed (exit 1 on a difference)",
+    )
     return parser.parse_args(argv)
 
 
+def _not_full(args: argparse.Namespace) -> list[str]:
+    """What on the command line keeps the run from being a full one, which alone may be published."""
+    given = {
+        "--quick": args.quick,
+        "--only": args.only,
+        "--baseline": args.baseline,
+        "--rounds": args.rounds is not None,
+        "--calls": args.calls is not None,
+        "--scenarios": set(args.scenarios.split(",")) != set(DEFAULT_GROUPS),
+    }
+    return [flag for flag, used in given.items() if used]
+
+
+def _published_only(args: argparse.Namespace) -> int:
+    """--check-published and --publish-from: the charts and the page, no measuring."""
+    if args.check_published:
+        try:
+            differences = publish.check()
+        except publish.ChartsError as exc:
+            print(f"check-published: {exc}", file=sys.stderr)
+            return 1
+        for line in differences:
+            print(f"- {line}", file=sys.stderr)
+        if differences:
+            print(
+                "the published charts and tables are not those of docs/assets/bench/results.json: "
+                "scripts/bench --publish-from docs/assets/bench/results.json redraws them",
+                file=sys.stderr,
+            )
+            return 1
+        print(f"the charts and tables of {publish.PAGE.relative_to(ROOT)} are those of its results file")
+        return 0
+    results = json.loads(args.publish_from.read_text(encoding="utf-8"))
+    reasons = publish.problems(results, DEFAULT_GROUPS)
+    if reasons:
+        print(f"not published: {args.publish_from} is not a full run: {'; '.join(reasons)}", file=sys.stderr)
+        return 2
+    try:
+        written = publish.publish(results)
+    except publish.ChartsError as exc:
+        print(f"not published: {exc}", file=sys.stderr)
+        return 1
+    print("published: " + ", ".join(str(path.relative_to(ROOT)) for path in written))
+    return 0
+
+
 async def main_async(args: argparse.Namespace) -> int:
+    if args.check_published or args.publish_from:
+        return _published_only(args)
+    if args.publish and _not_full(args):
+        # Refused before measuring: a partial run would replace the page's figures with a part of them.
+        print(f"--publish needs a full run: drop {', '.join(_not_full(args))}", file=sys.stderr)
+        return 2
     settings = Settings.from_args(args)
     names = set(args.only.split(",")) if args.only else {*FRAMEWORKS, *(ALIASES[:1] if args.baseline else ())}
     unknown = names - set(FRAMEWORKS) - set(ALIASES)
@@ -1213,12 +1284,37 @@ async def main_async(args: argparse.Namespace) -> int:
         print()
         print(report.table(results))
         print(f"\nJSON: {args.out / 'latest.json'}   server logs: {log_dir}")
+    drawn = _charts(args, results)
     if bench.collector.errors:
         print(f"\n{len(bench.collector.errors)} error(s):", file=sys.stderr)
         for error in bench.collector.errors:
             print(f"- {error['framework']} round {error['round']}: {error['error'][:400]}", file=sys.stderr)
         return 1
-    return 0
+    return 0 if drawn else 1
+
+
+def _charts(args: argparse.Namespace, results: dict[str, Any]) -> bool:
+    """The run's charts beside its JSON, and with --publish the docs' results, charts and tables.
+    False when they could not be drawn (the reason printed)."""
+    try:
+        drawn = publish.draw(args.out / "latest.json", args.out / "charts")
+    except publish.ChartsError as exc:
+        print(f"\ncharts: {exc}", file=sys.stderr)
+        return False
+    print(f"charts: {args.out / 'charts'} ({len(drawn)} SVGs)")
+    if not args.publish:
+        return True
+    reasons = publish.problems(results, DEFAULT_GROUPS)
+    if reasons:
+        print(f"not published: {'; '.join(reasons)}", file=sys.stderr)
+        return False
+    try:
+        written = publish.publish(results)
+    except publish.ChartsError as exc:
+        print(f"not published: {exc}", file=sys.stderr)
+        return False
+    print("published: " + ", ".join(str(path.relative_to(ROOT)) for path in written))
+    return True
 
 
 def main() -> None:
