@@ -48,7 +48,7 @@ from __future__ import annotations
 import json
 import re
 import urllib.parse
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -156,8 +156,9 @@ def _render(trail: _Trail) -> str:
 @dataclass
 class _Definition:
     schema: dict[str, Any]
-    refs: frozenset[str]
-    in_place: frozenset[str]
+    refs: tuple[str, ...]
+    """The definitions it refers to, in the order they appear (so ``defs`` come out in a stable order)."""
+    in_place: tuple[str, ...]
     """Definitions referenced where the instance itself is evaluated (for the cycle check)."""
     count: int
     """Subschemas in ``schema``, itself included (as ``check_schema`` counts them)."""
@@ -171,8 +172,8 @@ class _Unit:
     def __init__(self, mode: Mode) -> None:
         self.mode = mode
         self.count = 0
-        self.refs: set[str] = set()
-        self.in_place: set[str] = set()
+        self.refs: dict[str, None] = {}  # (ordered sets)
+        self.in_place: dict[str, None] = {}
         self.mode_sensitive = False
 
 
@@ -247,8 +248,7 @@ class SchemaTranslator:
         total = unit.count
         pending = list(unit.refs)
         try:
-            while pending:
-                name = pending.pop()
+            for name in pending:  # breadth first: the root's references first, in the document's order
                 if name in defs:
                     continue
                 definition = self._definition(name, mode)
@@ -398,7 +398,7 @@ class SchemaTranslator:
                 schema = self._node(self._lookup(tokens, where, where), where, 1, True, unit)
                 translated = schema if isinstance(schema, dict) else ({} if schema else {"not": {}})
                 self._check(translated, unit.refs, where, name=name)
-                done = _Definition(translated, frozenset(unit.refs), frozenset(unit.in_place), unit.count)
+                done = _Definition(translated, tuple(unit.refs), tuple(unit.in_place), unit.count)
             except OpenAPIDocumentError as error:
                 done = error
             # Without a readOnly or writeOnly property, both modes translate alike: once for both.
@@ -420,7 +420,7 @@ class SchemaTranslator:
         def enter(name: str) -> None:
             path.append(name)
             on_path.add(name)
-            stack.append((name, iter(sorted(self._definition(name, mode).in_place))))
+            stack.append((name, iter(self._definition(name, mode).in_place)))
 
         enter(start)
         while stack:
@@ -443,7 +443,7 @@ class SchemaTranslator:
             elif (step, mode) not in self._acyclic:
                 enter(step)
 
-    def _check(self, schema: dict[str, Any], refs: set[str], where: str, *, name: str | None) -> None:
+    def _check(self, schema: dict[str, Any], refs: Iterable[str], where: str, *, name: str | None) -> None:
         """toolkit's own registration checks, on ``schema`` alone, with its references stubbed.
 
         A definition is checked where it will sit (under ``$defs``), so depth and nesting count
@@ -480,6 +480,8 @@ class SchemaTranslator:
             node = {key: value for key, value in node.items() if key in _REF_SIBLINGS_30}
         wrap = node.get("nullable") is True and any(key in node for key in _NULL_REFUSING)
         inner = depth + 1 if wrap else depth  # the schema goes under anyOf/0
+        if inner > MAX_DEPTH:
+            raise self._error(trail, f"nests schemas deeper than {MAX_DEPTH} levels, toolkit's bound; flatten it")
         out: dict[str, Any] = {}
         dropped: set[str] = set()
         for key, value in node.items():
@@ -487,9 +489,9 @@ class SchemaTranslator:
                 out[key] = value
             elif key == "$ref":
                 name = self._reference(value, trail)
-                unit.refs.add(name)
+                unit.refs[name] = None
                 if in_place:
-                    unit.in_place.add(name)
+                    unit.in_place[name] = None
                 out["$ref"] = DEF_PREFIX + escape_token(name)
             elif key == "properties":
                 out[key] = self._properties(value, (trail, key), inner, unit, dropped)
@@ -578,12 +580,12 @@ class SchemaTranslator:
     ) -> dict[str, Any] | Any:
         if not isinstance(value, Mapping):
             return value  # the metaschema check names it
-        hidden = "readOnly" if unit.mode == "input" else "writeOnly"
         out: dict[str, Any] = {}
         for name, schema in value.items():
-            if self._marked(schema, "readOnly") or self._marked(schema, "writeOnly"):
+            read_only, write_only = self._marked(schema, "readOnly"), self._marked(schema, "writeOnly")
+            if read_only or write_only:
                 unit.mode_sensitive = True
-                if self._marked(schema, hidden):
+                if read_only if unit.mode == "input" else write_only:
                     dropped.add(name)
                     continue
             out[name] = self._node(schema, (trail, name), depth + 1, False, unit)
