@@ -7,8 +7,8 @@
   only to those a URI can carry (no request body, no required header or cookie parameter): one
   without path parameters is a resource, one with them a template (``"template"`` means the same).
 - A tool's name is its ``operationId``, sanitised to the tool-name rule of the MCP spec (2025-11-25
-  and 2026-07-28, "Tool Names": 1 to 128 characters of ``A-Z a-z 0-9 _ - .``), else made of the
-  method and the path (``GET /pets/{petId}`` → ``get_pets_petId``). A name two operations would
+  and 2026-07-28, "Tool Names": 1 to 128 characters of ``A-Z a-z 0-9 _ - .``; ``list pets!`` →
+  ``list_pets``), else made of the method and the path (``GET /pets/{petId}`` → ``get_pets_petId``). A name two operations would
   share gets ``_2``, ``_3``, ... in document order; every name that differs from the one the
   operation asked for is reported (``OpenAPISource.renamed``, and a log line).
 - Annotations come from the method's HTTP semantics (RFC 9110 §9.2): GET, HEAD, OPTIONS and TRACE
@@ -96,10 +96,13 @@ def route_kind(
 
 
 def sanitized(name: str, limit: int = MAX_NAME) -> str:
-    """``name`` in the tool-name alphabet: each run of other characters one ``_``, cut to ``limit``
-    (empty if nothing of it is left)."""
+    """``name`` in the tool-name alphabet, cut to ``limit``: each run of other characters one ``_``, and
+    the ends of a name that needed it trimmed of ``_`` (``list pets!`` → ``list_pets``; empty if
+    nothing is left). A name already in the alphabet is only cut."""
     cleaned = _NOT_IN_NAME.sub("_", name)
-    return "" if not cleaned.strip("_") else cleaned[:limit]
+    if cleaned != name:
+        cleaned = cleaned.strip("_")
+    return cleaned[:limit]
 
 
 def derived_name(method: str, path: str, limit: int = MAX_NAME) -> str:

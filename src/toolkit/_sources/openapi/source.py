@@ -284,16 +284,21 @@ class OpenAPISource:
     ) -> tuple[Kind, str, Any] | None:
         """The operation as a resource (no path parameters) or a template; ``None`` if no URI template fits."""
         variables: dict[str, str] = {}  # path parameter → the argument (the template's variable)
-        query: list[str] = []
+        query: list[str] = []  # the arguments, each as the URI query writes it ("tag*": tag=a&tag=b)
         lists: set[str] = set()
+        declared = {(raw.get("in"), raw.get("name")): raw for raw, _ in operation.parameters}
         for argument, (location, http_name) in request.arguments.items():
             schema = request.input_schema.get("properties", {}).get(argument, {})
+            raw = declared.get((location, http_name), {})
             if location == "path":
                 variables[http_name] = argument
-            elif location == "query" and (scalar_type(schema) is not None or item_type(schema) is not None):
+            elif location != "query" or raw.get("style", "form") != "form" or "content" in raw:
+                continue  # a URI query carries form-style values only
+            elif scalar_type(schema) is not None:
                 query.append(argument)
-                if item_type(schema) is not None:
-                    lists.add(argument)
+            elif item_type(schema) is not None:
+                query.append(argument + ("*" if raw.get("explode", True) is not False else ""))
+                lists.add(argument)
         path = operation.path
         for http_name, argument in variables.items():
             path = path.replace("{" + http_name + "}", "{" + argument + "}")
@@ -313,7 +318,7 @@ class OpenAPISource:
                 own,
                 outer_uri(self.namespace, own),
                 frozenset(lists),
-                frozenset(query),
+                frozenset(name.rstrip("*") for name in query),
             )
         except (ValueError, RegistrationError) as exc:
             logger.info("%s: %s stays a tool: no URI template fits it (%s)", self.label, operation.where, exc)
