@@ -638,6 +638,27 @@ def test_very_deep_nesting_is_refused_without_recursing_through_it() -> None:
     assert message.startswith("'#/x/properties/a/properties/a")
 
 
+def test_a_schema_shared_many_times_is_bounded_by_what_it_expands_to() -> None:
+    """YAML aliases make a document a graph: 40 levels of two references to one object are 2**40
+    subschemas once written out, refused after 10,000 without walking the rest (else: pytest's timeout)."""
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(40):
+        schema = {"anyOf": [schema, schema]}
+    assert f"has more than {MAX_SUBSCHEMAS} subschemas" in refused(
+        {"$ref": "#/components/schemas/Wide"}, {"Wide": schema}
+    )
+
+
+def test_a_schema_containing_itself_is_refused() -> None:
+    """A recursive YAML alias makes a Python structure that contains itself."""
+    schema: dict[str, Any] = {"type": "object", "properties": {}}
+    schema["properties"]["self"] = schema
+    assert "deeper" in refused(schema)
+    data: list[Any] = []
+    data.append(data)
+    assert "nested deeper" in refused({"default": data})
+
+
 def test_the_null_wrapper_counts_as_a_level() -> None:
     schema: dict[str, Any] = {"$ref": "#/components/schemas/Leaf", "nullable": True}
     for _ in range(MAX_DEPTH - 1):
