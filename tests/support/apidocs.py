@@ -12,21 +12,13 @@ first). Nothing here is written by hand or fetched at test time.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Literal, NoReturn
+from typing import Literal
 
-import pytest
+from tests.support.redis_rig import missing  # skip, or fail under TOOLKIT_TESTS_STRICT: every rig's rule
 
 ROOT = Path(__file__).resolve().parents[2] / ".interop" / "apidocs" / "node_modules"
 INSTALL_HINT = "run scripts/apidocs --install-only"
-
-
-def missing(what: str) -> NoReturn:
-    """Skip the test, or fail it under ``TOOLKIT_TESTS_STRICT`` (where every rig is installed first)."""
-    if os.environ.get("TOOLKIT_TESTS_STRICT"):  # scripts/test installs every rig first
-        pytest.fail(what)
-    pytest.skip(what)
 
 
 def _installed(relative: str) -> Path:
