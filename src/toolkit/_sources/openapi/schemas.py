@@ -153,7 +153,7 @@ def _render(trail: _Trail) -> str:
     return trail + "".join("/" + token for token in reversed(tokens))
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class _Definition:
     schema: dict[str, Any]
     refs: tuple[str, ...]
