@@ -22,14 +22,21 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 from tests.http_support import serve
+from tests.support.authserver import READY_TIMEOUT, AuthServer
 from tests.support.openapi_app import API_KEY, HUGE_BYTES, PASSWORD, TOKEN, USER, app
 from tests.support.processes import PYTHON, REPO, TOOLKIT, free_port, stop, wait_for_port
+from tests.test_auth_real import auth
 from tests.wire import assert_result_valid, validator
 
 import toolkit
 from toolkit import APIKey, Basic, Bearer, OpenAPI, RouteMap, Server
-from toolkit.client import ClientError
+from toolkit.auth import JWTVerifier
+from toolkit.client import ClientError, OAuth
+
+__all__ = ["auth"]  # the authorization server rig's fixture (tests/test_auth_real.py), named for pytest and ruff
 
 MODERN = "2026-07-28"
 ERAS = [MODERN, "2025-11-25", "2025-06-18"]
@@ -125,6 +132,7 @@ async def every_operation(client: toolkit.Client, version: str) -> None:
     assert "Only items with one of these tags" in json.dumps(tag_schema)
 
     natural(await call("list_items"), [LAMP, CHAIR])  # an array stays an array
+    natural(await call("list_items", {"tag": None}), [LAMP, CHAIR])  # null for an optional parameter: not sent
     natural(await call("list_items", {"tag": ["wood", "none"], "limit": 5}), [CHAIR])
     natural(await call("get_item", {"item_id": 1}), LAMP)
     count = await call("count_items")
@@ -354,6 +362,57 @@ async def test_each_kind_of_credential_reaches_the_app(uvicorn_url: str, where: 
     assert repr(Bearer(TOKEN)) == "Bearer(token='***')" and TOKEN not in repr(APIKey("k", TOKEN))
 
 
+def oauth_protected_api(auth: AuthServer, resource: str) -> FastAPI:
+    """An API that takes the rig's JWT access tokens for ``resource`` and says so the RFC 9728 way."""
+    verifier = JWTVerifier(jwks_uri=auth.jwks_uri, issuer=auth.issuer, audience=resource)
+    api = FastAPI(title="Protected")
+    challenge = f'Bearer resource_metadata="{resource}.well-known/oauth-protected-resource"'
+
+    @api.get("/.well-known/oauth-protected-resource", include_in_schema=False)
+    def metadata() -> dict[str, Any]:
+        return {"resource": resource, "authorization_servers": [auth.issuer]}
+
+    @api.get("/me", operation_id="whoami")
+    async def whoami(request: Request) -> dict[str, Any]:
+        given = request.headers.get("authorization", "")
+        try:
+            token = await verifier.verify(given.removeprefix("Bearer ")) if given.startswith("Bearer ") else None
+        except Exception:  # a token the verifier refuses: the same challenge
+            token = None
+        if token is None:
+            return JSONResponse({"detail": "sign in"}, status_code=401, headers={"WWW-Authenticate": challenge})  # type: ignore[return-value]
+        return {"subject": token.subject, "audience": token.claims.get("aud")}
+
+    return api
+
+
+@pytest.mark.timeout(READY_TIMEOUT + 120)
+async def test_the_oauth_client_signs_the_calls_in(auth: AuthServer) -> None:
+    """``toolkit.client.OAuth`` (an ``httpx.Auth``) as the source's credential: client credentials from
+    the real authorization server of the test rig, found through the API's 401 and its metadata."""
+    port = free_port()
+    resource = f"http://127.0.0.1:{port}/"
+    api = oauth_protected_api(auth, resource)
+    oauth = OAuth(
+        resource,
+        grant="client_credentials",
+        client_id="cc-client",
+        client_secret="cc-secret",
+        allow_http_loopback=True,
+    )
+    async with serve(api, port=port):
+        server = Server.from_openapi(api.openapi(), base_url=resource, auth=oauth)
+        async with toolkit.Client(server) as client:
+            first = await client.call_tool("whoami")
+            assert first.data == {"subject": "cc-client", "audience": resource}
+            assert (await client.call_tool("whoami")).data == first.data  # the token kept
+        async with toolkit.Client(
+            Server.from_openapi(api.openapi(), base_url=resource), raise_on_error=False
+        ) as client:
+            refused = await client.call_tool("whoami")
+            assert refused.is_error and "HTTP 401" in refused.text
+
+
 async def test_a_credential_wins_over_what_the_model_sends(uvicorn_url: str) -> None:
     """A document declaring the key as a parameter: the configuration fills it, the model cannot."""
     document = app.openapi()
@@ -402,6 +461,8 @@ async def test_mounted_under_a_namespace_with_include_exclude_and_tags() -> None
         assert not {"shop_delete_item", "shop_slow", "pets_list_items", "list_items"} & names
         assert (await client.call_tool("shop_get_item", {"item_id": 2})).data == CHAIR
         assert (await client.call_tool("pets_get_pet", {"name": "cleo"})).data["kind"] == "cat"
+        with pytest.raises(toolkit.RegistrationError, match="before it starts serving"):
+            gateway.mount(OpenAPI(app), namespace="late")
     gateway.disable(tags={"auth"})  # OpenAPI tags are toolkit tags
     async with toolkit.Client(gateway) as client:
         names = {tool["name"] for tool in await client.list_tools()}
@@ -604,3 +665,27 @@ def test_import_toolkit_loads_neither_httpx_nor_the_source() -> None:
     )
     loaded = subprocess.run([str(PYTHON), "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "['toolkit._openapi']"
+
+
+# --- the example ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [MODERN, "2025-11-25"])
+async def test_the_example_served_by_toolkit_run(version: str) -> None:
+    """``toolkit run examples/openapi_app.py``, as its docstring says, over stdio."""
+    command = [str(TOOLKIT), "run", str(REPO / "examples" / "openapi_app.py")]
+    async with toolkit.Client(command, protocol_version=version) as client:
+        names = {tool["name"] for tool in await client.list_tools()}
+        assert names == {"list_books", "add_book", "count_books"}
+        books = await client.call_tool("list_books", {"author": "Mary Shelley"})
+        assert books.data == [
+            {"isbn": "9780486282114", "title": "Frankenstein", "author": "Mary Shelley", "year": 1818}
+        ]
+        assert len((await client.call_tool("list_books", {"author": None})).data) == 3
+        added = {"isbn": "9780199535569", "title": "Persuasion", "author": "Jane Austen", "year": 1817}
+        assert (await client.call_tool("add_book", added)).data == added
+        assert (await client.call_tool("count_books")).data == 4
+        templates = await client.list_resource_templates()
+        assert [template["uriTemplate"] for template in templates] == ["library://books/{isbn}"]
+        read = await client.read_resource("library://books/9780199535569")
+        assert json.loads(read[0]["text"]) == added

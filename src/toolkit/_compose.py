@@ -288,6 +288,7 @@ class ComposeMixin:
         if isinstance(child, OpenAPI):
             if proxy_options:
                 raise TypeError(f"mount({child!r}): {sorted(proxy_options)} are options of a proxied server")
+            _not_running(self, f"the OpenAPI document {child.title!r}")  # type: ignore[arg-type]
             mount_openapi(self, child, namespace=namespace, include=include, exclude=exclude)  # type: ignore[arg-type]
             return
         from ._client.client import Client  # noqa: PLC0415 - the client wing: only for a proxy

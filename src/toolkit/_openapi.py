@@ -14,7 +14,6 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._compose import _not_running
 from ._sources.namespace import checked_namespace
 
 if TYPE_CHECKING:
@@ -137,8 +136,7 @@ def mount_openapi(
     include: Iterable[str] | None = None,
     exclude: Iterable[str] | None = None,
 ) -> OpenAPISource:
-    """Offer ``api``'s operations through ``parent``, under ``namespace``."""
-    _not_running(parent, f"the OpenAPI document {api.title!r}")
+    """Offer ``api``'s operations through ``parent`` (not running yet: ``mount`` checks), under ``namespace``."""
     if namespace is not None:
         checked_namespace(namespace)
     source = api.source(namespace=namespace, include=include, exclude=exclude)

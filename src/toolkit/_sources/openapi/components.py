@@ -65,7 +65,7 @@ class OpenAPITool(ToolBase):
 
     async def call(self, arguments: dict[str, Any], context: Any) -> CallOutcome:
         try:
-            outgoing = self.plan.request(arguments)
+            outgoing = self.plan.request(without_nulls(self.plan, arguments))
         except (ToolError, ValueError) as exc:
             return CallOutcome.error(f"Invalid arguments for tool {self.name!r}: {exc}")
         try:
@@ -90,6 +90,20 @@ class OpenAPITool(ToolBase):
                 return CallOutcome.error(f"Tool {self.name!r} produced a result that does not match its output schema")
             return self.finish(value)
         return CallOutcome(_content(answer))
+
+
+def without_nulls(plan: RequestPlan, arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` without a ``null`` given for an optional parameter: HTTP has no null to send for a
+    path, query, header or cookie value, and models fill optional arguments with ``null`` (FastAPI's
+    ``author: str | None = None`` declares one), which would reach the API as the text ``null``."""
+    if None not in arguments.values():
+        return arguments
+    required = plan.input_schema.get("required", ())
+    return {
+        name: value
+        for name, value in arguments.items()
+        if value is not None or name in required or plan.arguments.get(name, ("body", ""))[0] == "body"
+    }
 
 
 def _content(answer: Answer) -> list[ContentBlock]:
