@@ -119,6 +119,13 @@ def echo_everything(
     return {"word": word, "times": times, "trace": x_trace, "flags": flags, "theme": theme}
 
 
+@app.get("/remember", operation_id="remember_theme", tags=["echo"])
+def remember_theme(response: Response) -> dict[str, str]:
+    """Sets a cookie, as an API starting a session would."""
+    response.set_cookie("theme", "remembered")
+    return {"set": "theme"}
+
+
 @app.get("/pets/{name}", operation_id="get_pet", tags=["pets"])
 def get_pet(name: str) -> Cat | Dog:
     """A cat when the name starts with c, else a dog."""

@@ -19,6 +19,7 @@ servers are, not where this one should send credentials.
 from __future__ import annotations
 
 import contextlib
+import http.cookiejar
 import logging
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Final
@@ -152,7 +153,10 @@ class OpenAPISource:
     def _new_client(self, app: Any) -> httpx.AsyncClient:
         transport = httpx.ASGITransport(app=app, raise_app_exceptions=False) if app is not None else None
         timeout = httpx.Timeout(self.sender.timeout) if self.sender.timeout is not None else httpx.Timeout(None)
-        return httpx.AsyncClient(transport=transport, timeout=timeout, follow_redirects=False)
+        # No cookie jar that keeps what an answer sets: the client serves every caller, and a session
+        # cookie one caller's call earned must not ride on the next caller's.
+        jar = http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
+        return httpx.AsyncClient(transport=transport, timeout=timeout, follow_redirects=False, cookies=jar)
 
     def client(self) -> httpx.AsyncClient:
         """The HTTP client calls go through: the one handed in, or the source's own (opened by ``start``;
