@@ -1,10 +1,10 @@
-"""A run's charts: one SVG per section of ``bench/page.py``, for light pages and for dark ones.
+"""A run's charts: one SVG per section of ``bench/sections.py``, for light pages and for dark ones.
 
     python -m bench.charts RESULTS_JSON OUT_DIR      # writes OUT_DIR/<section>-light.svg and -dark.svg
 
 Runs in the charts' own venv, ``.bench/charts-venv`` (matplotlib, pinned in
 ``bench/requirements-charts.txt``; ``scripts/bench`` builds it), never in toolkit's: ``bench/publish.py``
-starts it. The sections, their rows and their figures are ``bench/page.py``'s, so a chart shows the
+starts it. The sections, their rows and their figures are ``bench/sections.py``'s, so a chart shows the
 same numbers as its table; the columns are whichever frameworks the run has.
 
 The SVGs are byte-for-byte the same from the same results (the docs' check depends on it): a fixed
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.page import Row, Section, X, chart_files, columns, figure, grid_ratio, number, sections
+from bench.sections import Row, Section, X, chart_files, columns, figure, grid_ratio, number, sections
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

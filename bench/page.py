@@ -1,14 +1,7 @@
-"""What the performance page says about a run: its sections, Markdown tables and summary, generated.
+"""What the performance page says about a run: Markdown tables, a summary, and the page's blocks.
 
-A run's results (``bench/results/latest.json``, or the published ``docs/assets/bench/results.json``)
-are cut into **sections**, each one chart (``bench/charts.py``) and one table: the server's CPU per
-call, latency and its tail, start-up and memory, the clients, mounting, the gateway, and one
-section per other group of metrics in the run (``auth``, ``middleware``, ``store``, ... and
-whichever groups later scenarios add), found by the first part of their keys. A section whose
-metrics the run lacks is left out; the columns are whichever frameworks the run has (the floor, a
-``--baseline`` column, a future one), in the run's order.
-
-``docs/performance.md`` holds **blocks** between markers that this module fills:
+``docs/performance.md`` holds **blocks** between markers that this module fills from a run's results,
+section by section (``bench/sections.py``):
 
     <!-- bench:summary -->       the run in a paragraph and its headline figures, computed
     <!-- bench:chart cpu -->     a section's chart: its light and its dark SVG (mkdocs-material's
@@ -17,7 +10,7 @@ metrics the run lacks is left out; the columns are whichever frameworks the run 
     <!-- bench:more -->          every section the page places nowhere else (a new group appears here)
 
 each closed by ``<!-- /bench -->``. ``blocks`` renders them and ``fill`` writes them into the page:
-what lies between the markers is the results', never a hand's (``bench/charts.py check`` compares).
+what lies between the markers is the results', never a hand's (``bench/publish.py check`` compares).
 Standard library only, so the driver's ``.venv`` can use it as well as the charts' venv.
 """
 
@@ -25,404 +18,33 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
-ERAS = ("legacy", "modern")
-CALL_MODES = {"stdio": "stdio", "http_seq": "HTTP", "http_c16": "HTTP, 16 clients"}
-ANCHORS = ("mcp", "fastmcp")
-FLOOR = "floor"
-X = "\N{MULTIPLICATION SIGN}"  # as in 1.07 times (ruff takes the literal sign for a mistyped x)
+from bench.sections import (
+    CALL_MODES,
+    ERAS,
+    FLOOR,
+    GATEWAY_CPU,
+    SECTIONS,
+    VERDICT,
+    Grid,
+    Section,
+    X,
+    chart_files,
+    columns,
+    figure,
+    fraction,
+    grid_ratio,
+    has_figure,
+    number,
+    sections,
+    state,
+    times,
+    unit_of,
+)
+
 ASSETS = "assets/bench"  # the charts' folder, relative to docs/ (the page's own folder)
 BLOCK = re.compile(r"(<!-- bench:(?P<name>[a-z0-9:_ -]+?) -->\n)(?P<body>.*?)(<!-- /bench -->)", re.S)
-
-
-@dataclass(frozen=True)
-class Row:
-    """One row of a section: a metric (its key) under a short label; ``stat`` picks a figure other than
-    the median (``max``: the slowest single call of any round, from the p50 metric's latencies)."""
-
-    label: str
-    key: str
-    stat: str = "median"
-
-
-@dataclass(frozen=True)
-class Column:
-    """A column of a grid: toolkit's figure of ``key`` (``{row}`` filled with the row's part), and
-    beside it the ratio ``ratio`` names, when there is one (the cost against the first column)."""
-
-    label: str
-    key: str
-    ratio: str = ""
-
-
-@dataclass(frozen=True)
-class Grid:
-    """toolkit's own figures in a grid, for the groups only toolkit runs (auth, middleware): a row per
-    transport and era, a column per variant."""
-
-    rows: tuple[tuple[str, str], ...]  # (label, the part of the keys it fills in)
-    columns: tuple[Column, ...]
-
-    def key(self, row: str, column: Column) -> str:
-        return column.key.format(row=row)
-
-    def ratio(self, row: str, column: Column) -> str:
-        return column.ratio.format(row=row) if column.ratio else ""
-
-
-@dataclass(frozen=True)
-class Section:
-    """A chart and a table of related metrics."""
-
-    id: str
-    title: str  # the chart's title, and the heading in the ``more`` block
-    rows: tuple[Row, ...]
-    unit: str  # what the rows' figures are in (every row of a section shares it, but the latency table)
-    note: str = ""  # said under the table
-    panels: tuple[str, ...] = ()  # the chart's panels: rows whose label ends with ", <panel>" go there
-    ratio: bool = True  # the table's toolkit ÷ best anchor and ÷ floor columns
-    kind: str = "bars"  # how charts.py draws it: bars, tail, ratios
-    targets: dict[str, float] = field(default_factory=dict)  # ratios charts: a target line per framework
-    charted: tuple[str, ...] = ()  # a generic section: the keys its chart shows (the table shows every row)
-    grid: Grid | None = None  # a grid section (kind "grid"): its rows are the grid's cells
-    needs: str = ""  # shown only when a row whose key starts so has a figure (a grid borrows other groups' keys)
-
-    def keys(self) -> list[str]:
-        return [row.key for row in self.rows]
-
-    def __post_init__(self) -> None:
-        if self.grid is not None and not self.rows:  # a grid's cells are its rows, for what reads rows
-            cells = tuple(
-                Row(f"{label}: {column.label}", self.grid.key(part, column))
-                for label, part in self.grid.rows
-                for column in self.grid.columns
-            )
-            object.__setattr__(self, "rows", cells)
-
-
-def _call_rows(metric: str, stat: str = "median") -> tuple[Row, ...]:
-    return tuple(
-        Row(f"{label}, {era}", f"call.{mode}.{era}.{metric}", stat)
-        for mode, label in CALL_MODES.items()
-        for era in ERAS
-    )
-
-
-SECTIONS: tuple[Section, ...] = (
-    Section(
-        "cpu",
-        "Server CPU per tools/call (µs, lower is better)",
-        _call_rows("cpu_us"),
-        "µs",
-        note="get_items: one tool returning ten small pydantic models. Targets: toolkit ÷ the better anchor ≤ 1/4 "
-        "over stdio, ≤ 1/3 over HTTP; toolkit ÷ the floor ≤ 2 over stdio, ≤ 1.3 over HTTP.",
-        panels=ERAS,
-    ),
-    Section(
-        "tail",
-        "Latency of a tools/call: p50, p99 and the slowest call (µs)",
-        tuple(
-            row
-            for mode, label in CALL_MODES.items()
-            for era in ERAS
-            for row in (
-                Row(f"{label}, {era}: p50", f"call.{mode}.{era}.p50_us"),
-                Row(f"{label}, {era}: p99", f"call.{mode}.{era}.p99_us"),
-                Row(f"{label}, {era}: slowest", f"call.{mode}.{era}.p50_us", "max"),
-                Row(f"{label}, {era}: calls/s", f"call.{mode}.{era}.calls_per_s"),
-            )
-        ),
-        "µs",
-        note="p50 and p99: medians over the rounds of each batch's percentile. Slowest: the one slowest call of all "
-        "the rounds' batches. Calls/s: one sequential client (16 over HTTP, 16 clients); latency and calls/s move "
-        "with whatever else runs on the machine, more than CPU per call does.",
-        kind="tail",
-        panels=ERAS,
-    ),
-    Section(
-        "startup",
-        "Start-up (ms, lower is better)",
-        (
-            Row("import", "import_ms"),
-            Row("spawn → initialize answered", "spawn.legacy.first_response_ms"),
-            Row("spawn → server/discover answered", "spawn.modern.first_response_ms"),
-            Row("register 500 tools", "register500_ms"),
-            Row("spawn → tools/list of 500 tools", "list500.legacy.spawn_ms"),
-            Row("tools/list of 500 tools, steady", "list500.legacy.steady_ms"),
-        ),
-        "ms",
-        note="import: `from toolkit import Server` (or the framework's own) in a fresh interpreter; spawn: a stdio "
-        "server process started until its first answer. Targets: toolkit ÷ the better anchor ≤ 1/3 for the first "
-        "answer, ≤ 1/4 to register 500 tools and to their first tools/list, ≤ 1/25 for a steady tools/list; "
-        "toolkit ÷ the floor ≤ 1.25 for the first answer.",
-    ),
-    Section(
-        "memory",
-        "Idle memory, RSS (MiB, lower is better)",
-        (Row("0 tools", "rss.tools0_mib"), Row("500 tools", "rss.tools500_mib")),
-        "MiB",
-        note="Resident memory of a stdio server after start, the handshake and one tools/list. Target: toolkit ÷ the "
-        "better anchor ≤ 2/3 with 0 tools.",
-    ),
-    Section(
-        "client",
-        "Client CPU per tools/call (µs, lower is better)",
-        tuple(
-            Row(f"{label}, {era}", f"client.{transport}.{era}.cpu_us")
-            for transport, label in (("stdio", "stdio"), ("http", "HTTP"))
-            for era in ERAS
-        ),
-        "µs",
-        note="The clients against one and the same toolkit server: toolkit.Client, mcp's Client, fastmcp's Client, "
-        "each in its own process; CPU of the client process per call (lowest of 5 batches, median of the rounds). "
-        "Target: toolkit ÷ the better anchor ≤ 3/10.",
-        panels=ERAS,
-    ),
-    Section(
-        "mount",
-        "A mounted tool: server CPU per call ÷ the same tool on the server itself",
-        tuple(
-            Row(f"{label}, {era}", f"compose.mount.{mode}.{era}.cpu_ratio")
-            for mode, label in (("stdio", "stdio"), ("http_seq", "HTTP"))
-            for era in ERAS
-        ),
-        "x",
-        note="A tool in a child server mounted under a namespace (toolkit's `Server.mount`, fastmcp's `mount`), "
-        "against the same tool on the server itself, each framework's own; medians of the per-round ratios. "
-        "Target: toolkit's ratio ≤ 1.1.",
-        ratio=False,
-        kind="ratios",
-        targets={"toolkit": 1.1},
-    ),
-    Section(
-        "gateway",
-        "A gateway: its process's CPU per call ÷ a direct call's server CPU",
-        tuple(
-            Row(f"{label}, {era}", f"compose.gateway.{upstream}.{era}.cpu_ratio")
-            for upstream, label in (("http", "HTTP upstream"), ("stdio", "stdio upstream"))
-            for era in ERAS
-        ),
-        "x",
-        note="A gateway served over HTTP (toolkit's `Server.proxy`, fastmcp's `create_proxy`) in front of toolkit's "
-        "bench server, reached over HTTP or started over stdio; the gateway process's own CPU per call over the "
-        "upstream's CPU per call when called directly, medians of the per-round ratios. Target: toolkit's ratio ≤ 1.5.",
-        ratio=False,
-        kind="ratios",
-        targets={"toolkit": 1.5},
-    ),
-    Section(
-        "auth",
-        "Authenticated calls: server CPU per call (µs, HTTP, one client)",
-        (),
-        "µs",
-        note="A bearer token on every call, checked by `JWTVerifier` (RS256, its key set fetched once): the same "
-        "token on every call, as clients send it, or a token the server has never seen on every call (each one "
-        "parsed and its signature checked). In brackets: ÷ the call without auth, same round. Target: ≤ 1.25.",
-        kind="grid",
-        needs="auth.",
-        grid=Grid(
-            (("legacy", "legacy"), ("modern", "modern")),
-            (
-                Column("no auth", "call.http_seq.{row}.cpu_us"),
-                Column("same token", "auth.http_seq.{row}.same.cpu_us", "auth.http_seq.{row}.same.cpu_ratio"),
-                Column(
-                    "new token each call", "auth.http_seq.{row}.fresh.cpu_us", "auth.http_seq.{row}.fresh.cpu_ratio"
-                ),
-            ),
-        ),
-    ),
-    Section(
-        "middleware",
-        "Middleware and tracing: server CPU per call (µs)",
-        (),
-        "µs",
-        note="The same server with no middleware, one pass-through middleware (`on_request` and `on_call_tool` "
-        "that only call `call_next`), `RequestLogging` (a record per request to a `NullHandler`), or no middleware "
-        "but the OpenTelemetry SDK configured (in-memory exporter and reader: four spans and a histogram record "
-        "per call). In brackets: ÷ no middleware, same round.",
-        kind="grid",
-        needs="middleware.",
-        grid=Grid(
-            tuple(
-                (f"{label}, {era}", f"{mode}.{era}")
-                for mode, label in (("stdio", "stdio"), ("http_seq", "HTTP"))
-                for era in ERAS
-            ),
-            tuple(
-                Column(
-                    label,
-                    f"middleware.{{row}}.{variant}.cpu_us",
-                    f"middleware.{{row}}.{variant}.cpu_ratio" * (variant != "none"),
-                )
-                for variant, label in (
-                    ("none", "none"),
-                    ("passthrough", "pass-through"),
-                    ("logging", "RequestLogging"),
-                    ("otel", "OpenTelemetry SDK"),
-                )
-            ),
-        ),
-    ),
-)
-GATEWAY_CPU = Section(  # the gateway's figures beside its ratios: a second table, no chart
-    "gateway-cpu",
-    "A gateway's CPU per call and the latency it adds",
-    tuple(
-        row
-        for upstream, label in (("http", "HTTP upstream"), ("stdio", "stdio upstream"))
-        for era in ERAS
-        for row in (
-            Row(f"{label}, {era}: gateway CPU (µs)", f"compose.gateway.{upstream}.{era}.cpu_us"),
-            Row(f"{label}, {era}: p50 added (µs)", f"compose.gateway.{upstream}.{era}.added_p50_us"),
-        )
-    ),
-    "µs",
-    note="Target: toolkit's gateway CPU per call ≤ 3/10 of fastmcp's. p50 added: the median latency through the "
-    "gateway minus the direct call's, same round.",
-)
-PLACED = {section.id for section in SECTIONS} | {GATEWAY_CPU.id}
-GROUP_TITLES = {  # the first part of a metric key, as a heading
-    "auth": "Authenticated calls",
-    "middleware": "Middleware and tracing",
-    "store": "The Redis store",
-    "scaleout": "Scale-out",
-    "tasks": "Tasks",
-    "openapi": "OpenAPI",
-}
-# The groups the dedicated sections cover, wholly or in the part worth a chart: never a generic section.
-COVERED = (
-    "call",
-    "list500",
-    "register500_ms",
-    "spawn",
-    "rss",
-    "import_ms",
-    "client",
-    "compose",
-    "auth",
-    "middleware",
-)
-
-
-# --- reading a run ------------------------------------------------------------------------------
-
-
-def columns(results: dict[str, Any]) -> list[str]:
-    """The run's frameworks that ran, in its order (toolkit, a baseline, the anchors, the floor, ...)."""
-    return [name for name, info in results["frameworks"].items() if info.get("available")]
-
-
-def figure(results: dict[str, Any], key: str, framework: str, stat: str = "median") -> float | None:
-    """A framework's figure for a metric: its median over the rounds, or (``max``) the slowest single
-    call of any round, read from the p50 metric's latencies (a list per round, or the published
-    ``{"count", "max"}``)."""
-    metric = results["metrics"].get(key)
-    if metric is None:
-        return None
-    if stat == "median":
-        value = metric["median"].get(framework)
-        return float(value) if isinstance(value, int | float) else None
-    cell = metric["frameworks"].get(framework) or {}
-    if cell.get("errors") or cell.get("unsupported"):
-        return None
-    highs = [max(raw) if isinstance(raw, list) else raw.get("max") for raw in cell.get("raw", []) if raw]
-    highs = [float(value) for value in highs if isinstance(value, int | float)]
-    return max(highs) if highs else None
-
-
-def state(results: dict[str, Any], key: str, framework: str) -> str:
-    """Why a framework has no figure: ``n/a`` (unsupported), ``error``, or ``-`` (not measured)."""
-    cell = results["metrics"].get(key, {}).get("frameworks", {}).get(framework) or {}
-    if cell.get("errors"):
-        return "error"
-    return "n/a" if cell.get("unsupported") else "-"
-
-
-def sections(results: dict[str, Any]) -> list[Section]:
-    """The sections this run has figures for: the dedicated ones, then one per other group of metrics."""
-    found = [
-        s
-        for s in (*SECTIONS, GATEWAY_CPU)
-        if any(_has_figure(results, row.key) for row in s.rows if row.key.startswith(s.needs))
-    ]
-    groups: dict[str, list[str]] = {}
-    for key in results["metrics"]:
-        group = key.split(".")[0]
-        if group not in COVERED and _has_figure(results, key):
-            groups.setdefault(group, []).append(key)
-    for group, keys in groups.items():
-        found.append(_generic(results, group, keys))
-    return found
-
-
-def _has_figure(results: dict[str, Any], key: str) -> bool:
-    return any(figure(results, key, fw) is not None for fw in columns(results))
-
-
-def _generic(results: dict[str, Any], group: str, keys: list[str]) -> Section:
-    """A group no dedicated section knows: its per-call CPU figures as the chart (else its first unit's),
-    every metric of it in the table."""
-    metrics = results["metrics"]
-    units = [metrics[key]["unit"] for key in keys]
-    unit = "µs" if "µs" in units else units[0]
-    charted = [key for key in keys if metrics[key]["unit"] == unit and (unit != "µs" or key.endswith("cpu_us"))]
-    title = GROUP_TITLES.get(group, group.replace("_", " ").capitalize())
-    tabled = [key for key in keys if key in charted or metrics[key]["unit"] == "x"]
-    rows = tuple(Row(_short(metrics[key]["label"]), key) for key in tabled)
-    return Section(
-        group,
-        f"{title}: {'server CPU per call' if unit == 'µs' else metrics[charted[0]]['label']} ({unit})",
-        rows,
-        unit,
-        ratio=False,
-        kind="generic",
-        charted=tuple(charted),
-    )
-
-
-def _short(label: str) -> str:
-    return label.replace("get_items ", "").replace("server CPU/call", "CPU/call")
-
-
-# --- formatting -----------------------------------------------------------------------------------
-
-
-def number(value: float, unit: str) -> str:
-    """A figure as the page shows it: µs and 1/s to the unit, ratios to 2-3 digits, ms and MiB to 0.1."""
-    if unit in ("µs", "1/s", "%"):
-        return f"{value:,.0f}"
-    if unit == "x":
-        return f"{value:.2f}{X}" if value < 10 else f"{value:,.0f}{X}"
-    if unit == "req":
-        return f"{value:.2f}"
-    return f"{value:,.1f}" if value < 1000 else f"{value:,.0f}"
-
-
-def times(ratio: float) -> str:
-    """toolkit ÷ another: ``1/11.6`` below a half (so many times less), ``0.87`` or ``1.34`` around 1."""
-    if ratio < 0.5:
-        return f"1/{1 / ratio:.1f}"
-    return f"{ratio:.2f}"
-
-
-def _fraction(text: str | None) -> str:
-    """A target against an anchor, as a fraction (``1/4``); one on toolkit's own ratio, as a factor (``1.25``)."""
-    if not text:
-        return ""
-    value = Fraction(text)
-    return f"{value.numerator}/{value.denominator}" if value < 1 else f"{float(value):g}"
-
-
-VERDICT = {True: " ✓", False: " ✗", None: ""}
-
-
-def _unit_of(results: dict[str, Any], row: Row, section: Section) -> str:
-    metric = results["metrics"].get(row.key)
-    return str(metric["unit"]) if metric is not None else section.unit
-
 
 # --- tables -----------------------------------------------------------------------------------------
 
@@ -434,7 +56,7 @@ def table(results: dict[str, Any], section: Section) -> str:
     rows and columns, toolkit's figures."""
     if section.grid is not None:
         return _grid_table(results, section, section.grid)
-    rows = [row for row in section.rows if _has_figure(results, row.key)]
+    rows = [row for row in section.rows if has_figure(results, row.key)]
     shown = [fw for fw in columns(results) if any(figure(results, r.key, fw, r.stat) is not None for r in rows)]
     hidden = [fw for fw in columns(results) if fw not in shown]
     metrics = results["metrics"]
@@ -446,7 +68,7 @@ def table(results: dict[str, Any], section: Section) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
         metric = metrics[row.key]
-        unit = _unit_of(results, row, section)
+        unit = unit_of(results, row, section)
         cells = [row.label]
         for fw in shown:
             value = figure(results, row.key, fw, row.stat)
@@ -459,7 +81,7 @@ def table(results: dict[str, Any], section: Section) -> str:
             verdict = VERDICT[metric.get("floor_target_met")] if ratio is not None else ""
             cells.append(times(ratio) + verdict if ratio is not None else "")
         if own_target:
-            target = _fraction(metric.get("target")) if metric.get("target_of") == "value" else ""
+            target = fraction(metric.get("target")) if metric.get("target_of") == "value" else ""
             cells.append(f"≤ {target}{X}{VERDICT[metric.get('target_met')]}" if target else "")
         lines.append("| " + " | ".join(cells) + " |")
     notes = [section.note] if section.note else []
@@ -486,19 +108,13 @@ def _grid_table(results: dict[str, Any], section: Section, grid: Grid) -> str:
             text = (
                 number(value, section.unit) if value is not None else state(results, grid.key(part, column), "toolkit")
             )
-            ratio_key = grid.ratio(part, column)
-            ratio = figure(results, ratio_key, "toolkit") if ratio_key else None
+            ratio = grid_ratio(results, grid, part, column)
             if ratio is not None:
-                text += f" ({ratio:.2f}{X}{VERDICT[results['metrics'][ratio_key].get('target_met')]})"
+                met = results["metrics"][grid.ratio(part, column)].get("target_met")
+                text += f" ({ratio:.2f}{X}{VERDICT[met]})"
             cells.append(text)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + (f"\n\n{section.note}" if section.note else "")
-
-
-def grid_ratio(results: dict[str, Any], grid: Grid, part: str, column: Column) -> float | None:
-    """The ratio shown beside a grid's cell, if it has one."""
-    key = grid.ratio(part, column)
-    return figure(results, key, "toolkit") if key else None
 
 
 def _by_anchor(metric: dict[str, Any]) -> str:
@@ -507,7 +123,7 @@ def _by_anchor(metric: dict[str, Any]) -> str:
         return ""
     text = f"{times(ratio)} ({metric['best_anchor']})"
     if metric.get("target_of") == "best_anchor" and metric.get("target"):
-        text += f" ≤ {_fraction(metric['target'])}{VERDICT[metric.get('target_met')]}"
+        text += f" ≤ {fraction(metric['target'])}{VERDICT[metric.get('target_met')]}"
     return text
 
 
@@ -607,15 +223,15 @@ def _missed(results: dict[str, Any]) -> list[str]:
             if metric.get("target_of") == "value":
                 value = metric["median"]["toolkit"]
                 out.append(
-                    f"{metric['label']}: {number(value, metric['unit'])}, target ≤ {_fraction(metric['target'])}{X}"
+                    f"{metric['label']}: {number(value, metric['unit'])}, target ≤ {fraction(metric['target'])}{X}"
                 )
             else:
-                ratio, target = metric["ratio_toolkit_best_anchor"], _fraction(metric["target"])
+                ratio, target = metric["ratio_toolkit_best_anchor"], fraction(metric["target"])
                 out.append(f"{metric['label']}: {times(ratio)} of {metric['best_anchor']}'s, target ≤ {target}")
         if metric.get("floor_target_met") is False:
             out.append(
                 f"{metric['label']}: {times(metric['ratio_toolkit_floor'])}{X} the floor's, "
-                f"target ≤ {_fraction(metric['floor_target'])}{X}"
+                f"target ≤ {fraction(metric['floor_target'])}{X}"
             )
     return out
 
@@ -630,18 +246,13 @@ def alt(results: dict[str, Any], section: Section) -> str:
         if section.kind == "tail" and not row.label.endswith(": p99"):
             continue
         figures = [
-            f"{fw} {number(value, _unit_of(results, row, section))}"
+            f"{fw} {number(value, unit_of(results, row, section))}"
             for fw in columns(results)
             if (value := figure(results, row.key, fw, row.stat)) is not None
         ]
         if figures:
             parts.append(f"{row.label}: {', '.join(figures)}")
     return f"{section.title}. " + "; ".join(parts) + "."
-
-
-def chart_files(section_id: str) -> tuple[str, str]:
-    """A section's two SVGs, for light and dark pages."""
-    return f"{section_id}-light.svg", f"{section_id}-dark.svg"
 
 
 def chart_block(results: dict[str, Any], section: Section) -> str:
