@@ -11,6 +11,7 @@ HTTP, and every result is validated against the official schema of the version i
 
 from __future__ import annotations
 
+import contextlib
 import http.cookiejar
 import json
 import logging
@@ -572,7 +573,11 @@ def test_tool_names_follow_the_spec_rule_and_collisions_are_reported(caplog: pyt
         "PATCH /d": "t",
         "GET /e": "x" * 123 + "_2",
     }
-    assert any("GET /b (operationId 'getPet') is the tool 'getPet_3'" in r.getMessage() for r in caplog.records)
+    warned = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
+    assert [line.split(": ", 1)[1] for line in warned] == [
+        "GET /b: the name 'getPet' is another operation's; this one is the tool 'getPet_3'",
+        f"GET /e: the name '{'x' * 125}' is another operation's; this one is the tool '{'x' * 123}_2'",
+    ]
 
 
 def test_annotations_follow_the_method() -> None:
@@ -698,3 +703,29 @@ async def test_the_example_served_by_toolkit_run(version: str) -> None:
         assert [template["uriTemplate"] for template in templates] == ["library://books/{isbn}"]
         read = await client.read_resource("library://books/9780199535569")
         assert json.loads(read[0]["text"]) == added
+
+
+async def test_a_fastapi_apps_lifespan_runs_with_the_server() -> None:
+    """Its startup before the first call, its state in its requests, its shutdown when the server stops."""
+    events: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(api: FastAPI) -> AsyncIterator[dict[str, Any]]:
+        events.append("startup")
+        yield {"greeting": "hello from the lifespan"}
+        events.append("shutdown")
+
+    api = FastAPI(title="Lifespan", lifespan=lifespan)
+
+    @api.get("/greeting", operation_id="greeting")
+    def greeting(request: Request) -> str:
+        return str(request.state.greeting)
+
+    server = Server.from_fastapi(api)
+    assert events == []  # nothing runs when the server is made
+    async with toolkit.Client(server) as client:
+        assert events == ["startup"]
+        assert (await client.call_tool("greeting")).data == "hello from the lifespan"
+    assert events == ["startup", "shutdown"]
+    with pytest.raises(TypeError, match="from_fastapi\\(\\) takes a FastAPI app"):
+        Server.from_fastapi(app.openapi())

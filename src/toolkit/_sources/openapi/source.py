@@ -233,11 +233,18 @@ class OpenAPISource:
             chosen.append((operation, kind, wanted))
         names = _claimed(chosen, limit)
         for (operation, route, wanted), name in zip(chosen, names, strict=True):
-            asked = operation.operation_id or wanted
-            if name != asked:
+            if name != (operation.operation_id or wanted):
                 self.renamed[operation.where] = name
-                if operation.operation_id is not None:
-                    logger.warning("%s: %s (operationId %r) is the tool %r", self.label, operation.where, asked, name)
+                if name != wanted:  # a collision: worth a warning (sanitising alone is routine, GitHub's are all "a/b")
+                    logger.warning(
+                        "%s: %s: the name %r is another operation's; this one is the tool %r",
+                        self.label,
+                        operation.where,
+                        wanted,
+                        name,
+                    )
+                else:
+                    logger.debug("%s: %s is the tool %r (sanitised)", self.label, operation.where, name)
             try:
                 made = self._component(translator, operation, route, name, configured)
             except (OpenAPIDocumentError, SchemaError, ValueError) as exc:
@@ -249,6 +256,13 @@ class OpenAPISource:
                 self.skipped[operation.where] = f"{own_key!r} is not offered (include=/exclude=)"
                 continue
             self._tables[table][_key(table, component)] = component
+        if self.renamed:
+            logger.info(
+                "%s: %d tool names differ from their operationId (sanitised to the tool-name rule, or taken by "
+                "another operation): the source's renamed lists them",
+                self.label,
+                len(self.renamed),
+            )
 
     def _component(
         self,
