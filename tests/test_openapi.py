@@ -729,3 +729,38 @@ async def test_a_fastapi_apps_lifespan_runs_with_the_server() -> None:
     assert events == ["startup", "shutdown"]
     with pytest.raises(TypeError, match="from_fastapi\\(\\) takes a FastAPI app"):
         Server.from_fastapi(app.openapi())
+
+
+async def test_template_variables_take_their_parameters_types_through_refs_and_enums(uvicorn_url: str) -> None:
+    document = {
+        "openapi": "3.0.3",
+        "info": {"title": "Refs", "version": "1"},
+        "components": {
+            "schemas": {"Id": {"type": "integer", "minimum": 1}},
+            "parameters": {
+                "Id": {"name": "item_id", "in": "path", "required": True, "schema": {"$ref": "#/components/schemas/Id"}}
+            },
+        },
+        "paths": {
+            "/items/{item_id}": {
+                "get": {
+                    "operationId": "get_item",
+                    "parameters": [
+                        {"$ref": "#/components/parameters/Id"},
+                        {"name": "view", "in": "query", "schema": {"enum": ["full", "short"], "nullable": True}},
+                    ],
+                    "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {}}}}},
+                }
+            }
+        },
+    }
+    server = Server.from_openapi(document, base_url=uvicorn_url, route_maps=[RouteMap(kind="resource")])
+    async with toolkit.Client(server) as client:
+        (template,) = await client.list_resource_templates()
+        assert template["uriTemplate"] == "api://items/{item_id}{?view}"
+        read = await client.read_resource("api://items/2?view=short")
+        assert json.loads(read[0]["text"]) == CHAIR
+        with pytest.raises(ClientError, match="Invalid params"):
+            await client.read_resource("api://items/0")  # below the referenced schema's minimum
+        with pytest.raises(ClientError, match="Invalid params"):
+            await client.read_resource("api://items/1?view=long")  # not in the enum

@@ -223,6 +223,7 @@ class OpenAPITemplate(_Readable, TemplateBase):
         self.template = UriTemplate(own_template, lists=lists, optional=optional)
         self._validator = check_schema(plan.input_schema, what=f"resource template {outer_template!r}")
         self._properties: Mapping[str, Any] = plan.input_schema.get("properties", {})
+        self._defs: Mapping[str, Any] = plan.input_schema.get("$defs", {})
 
     def listing(self) -> dict[str, Any]:
         return {"uriTemplate": self.uri_template, **self._entry()}
@@ -236,56 +237,71 @@ class OpenAPITemplate(_Readable, TemplateBase):
         return inner is not None and self.template.shape(inner)
 
     async def read(self, uri: str, variables: Mapping[str, Value], context: Any) -> list[dict[str, Any]]:
-        arguments = {name: _typed(value, self._properties.get(name, {}), name) for name, value in variables.items()}
+        defs = self._defs
+        arguments = {
+            name: _typed(value, self._properties.get(name, {}), name, defs) for name, value in variables.items()
+        }
         if not self._validator.is_valid(arguments):
             raise ValueError("; ".join(describe_errors(self._validator, arguments, root="URI variables", limit=3)))
         return await self._read(uri, arguments, context)
 
 
-def scalar_type(schema: Any) -> str | None:
+_ANNOTATION_ONLY: Final = frozenset({"title", "description", "default", "examples", "deprecated", "format", "enum"})
+
+
+def _declared(schema: Any, defs: Mapping[str, Any]) -> tuple[Mapping[str, Any], Any] | None:
+    """``schema`` and its one JSON type, seen through ``$ref``s into ``defs`` and a null alternative
+    (``anyOf: [X, {"type": "null"}]``, ``type: [X, "null"]``); ``None`` when it is not that simple."""
+    for _ in range(8):  # a chain of references, bounded
+        if not isinstance(schema, Mapping):
+            return None
+        reference = schema.get("$ref")
+        options = schema.get("anyOf")
+        if isinstance(reference, str) and reference.startswith("#/$defs/"):
+            schema = defs.get(reference.removeprefix("#/$defs/"))
+        elif isinstance(options, list):
+            kept = [option for option in options if not (isinstance(option, Mapping) and option.get("type") == "null")]
+            if len(kept) != 1:
+                return None
+            schema = kept[0]
+        else:
+            declared = schema.get("type")
+            if isinstance(declared, list):
+                kept_types = [each for each in declared if each != "null"]
+                declared = kept_types[0] if len(kept_types) == 1 else None
+            if declared is None and isinstance(schema.get("enum"), list) and schema["enum"]:
+                values = [value for value in schema["enum"] if value is not None]
+                kinds = {type(value) for value in values}
+                declared = (
+                    {str: "string", int: "integer", float: "number", bool: "boolean"}.get(kinds.pop())
+                    if len(kinds) == 1
+                    else None
+                )
+            elif declared is None and not set(schema) - _ANNOTATION_ONLY:
+                declared = "string"  # a format alone: a string is the usual meaning
+            return schema, declared
+    return None
+
+
+def scalar_type(schema: Any, defs: Mapping[str, Any]) -> str | None:
     """The JSON type of a parameter a URI variable can carry (``string``, ``integer``, ``number``,
-    ``boolean``), looking through ``anyOf: [X, {"type": "null"}]``; ``None`` for anything else."""
-    if not isinstance(schema, Mapping):
-        return None
-    options = schema.get("anyOf")
-    if isinstance(options, list):
-        kept = [option for option in options if not (isinstance(option, Mapping) and option.get("type") == "null")]
-        return scalar_type(kept[0]) if len(kept) == 1 else None
-    declared = schema.get("type")
-    if isinstance(declared, list):
-        kept_types = [each for each in declared if each != "null"]
-        declared = kept_types[0] if len(kept_types) == 1 else None
-    if declared in ("string", "integer", "number", "boolean"):
-        return str(declared)
-    if declared is None and not (set(schema) - {"title", "description", "default", "examples", "format", "enum"}):
-        return "string"  # an enum or format alone: a string is the usual meaning
-    return None
+    ``boolean``); ``None`` for anything else."""
+    found = _declared(schema, defs)
+    return str(found[1]) if found is not None and found[1] in ("string", "integer", "number", "boolean") else None
 
 
-def item_type(schema: Any) -> str | None:
+def item_type(schema: Any, defs: Mapping[str, Any]) -> str | None:
     """For an array of scalars (``tag: list[str]``), the items' type; else ``None``."""
-    if not isinstance(schema, Mapping):
-        return None
-    options = schema.get("anyOf")
-    if isinstance(options, list):
-        kept = [option for option in options if not (isinstance(option, Mapping) and option.get("type") == "null")]
-        return item_type(kept[0]) if len(kept) == 1 else None
-    declared = schema.get("type")
-    if declared == "array" or (
-        isinstance(declared, list) and [each for each in declared if each != "null"] == ["array"]
-    ):
-        return scalar_type(schema.get("items", {}))
-    return None
+    found = _declared(schema, defs)
+    return scalar_type(found[0].get("items", {}), defs) if found is not None and found[1] == "array" else None
 
 
-def _typed(value: Value, schema: Any, name: str) -> Any:
+def _typed(value: Value, schema: Any, name: str, defs: Mapping[str, Any]) -> Any:
     """A URI variable's text as its parameter's JSON type (``"7"`` → ``7`` for an integer)."""
-    if isinstance(value, list):
-        kind = item_type(schema) or "string"
-        return [_scalar(each, kind, name) for each in value]
-    if item_type(schema) is not None:
-        return [_scalar(value, item_type(schema) or "string", name)]
-    return _scalar(value, scalar_type(schema) or "string", name)
+    items = item_type(schema, defs)
+    if isinstance(value, list) or items is not None:
+        return [_scalar(each, items or "string", name) for each in (value if isinstance(value, list) else [value])]
+    return _scalar(value, scalar_type(schema, defs) or "string", name)
 
 
 def _scalar(text: str, kind: str, name: str) -> Any:

@@ -305,6 +305,7 @@ class OpenAPISource:
         query: list[str] = []  # the arguments, each as the URI query writes it ("tag*": tag=a&tag=b)
         lists: set[str] = set()
         declared = {(raw.get("in"), raw.get("name")): raw for raw, _ in operation.parameters}
+        defs = request.input_schema.get("$defs", {})
         for argument, (location, http_name) in request.arguments.items():
             schema = request.input_schema.get("properties", {}).get(argument, {})
             raw = declared.get((location, http_name), {})
@@ -312,9 +313,9 @@ class OpenAPISource:
                 variables[http_name] = argument
             elif location != "query" or raw.get("style", "form") != "form" or "content" in raw:
                 continue  # a URI query carries form-style values only
-            elif scalar_type(schema) is not None:
+            elif scalar_type(schema, defs) is not None:
                 query.append(argument)
-            elif item_type(schema) is not None:
+            elif item_type(schema, defs) is not None:
                 query.append(argument + ("*" if raw.get("explode", True) is not False else ""))
                 lists.add(argument)
         path = operation.path
