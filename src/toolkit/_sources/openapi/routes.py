@@ -8,9 +8,10 @@
   without path parameters is a resource, one with them a template (``"template"`` means the same).
 - A tool's name is its ``operationId``, sanitised to the tool-name rule of the MCP spec (2025-11-25
   and 2026-07-28, "Tool Names": 1 to 128 characters of ``A-Z a-z 0-9 _ - .``; ``list pets!`` →
-  ``list_pets``), else made of the method and the path (``GET /pets/{petId}`` → ``get_pets_petId``). A name two operations would
-  share gets ``_2``, ``_3``, ... in document order; every name that differs from the one the
-  operation asked for is reported (``OpenAPISource.renamed``, and a log line).
+  ``list_pets``), else made of the method and the path (``GET /pets/{petId}`` → ``get_pets_petId``).
+  A name two operations would share gets ``_2``, ``_3``, ... in document order; every name that
+  differs from the one the operation asked for is reported (``OpenAPISource.renamed``; a collision
+  is also a warning in the log).
 - Annotations come from the method's HTTP semantics (RFC 9110 §9.2): GET, HEAD, OPTIONS and TRACE
   are read-only and idempotent; PUT and DELETE idempotent; DELETE destructive. POST, PUT and PATCH
   leave ``destructiveHint`` unset (the spec's default: it may be). Every one is open-world: it
