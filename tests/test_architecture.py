@@ -30,7 +30,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "_content",
             "_answers",
+            "_depends",
             "_functions",
+            "_injection",
             "_components",
             "_tools",
             "_resources",
@@ -54,6 +56,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "_script",
             "_inbound",
             "_context",
+            "_providers",
             "_notifications",
             "_pages",
             "_extensions",

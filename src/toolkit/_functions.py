@@ -1,8 +1,9 @@
 """What toolkit reads off a user's function, and how it calls one.
 
 Shared by tools, resources and prompts: the parameters and their hints, which parameter
-(if any) receives the ``Context``, the docstring, and sync-vs-async invocation (sync
-functions run in a worker thread so they never block the event loop).
+(if any) receives the ``Context``, which ones the server provides (``Depends``), the docstring,
+and sync-vs-async invocation (sync functions run in a worker thread so they never block the
+event loop).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import pydantic
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from ._depends import Injected, injected
 from ._errors import RegistrationError, SchemaError
 from ._schema.docstrings import Docstring, parse_docstring
 
@@ -58,6 +60,7 @@ class FunctionInfo:
     __slots__ = (
         "accepts_kwargs",
         "context_param",
+        "dependencies",
         "doc",
         "fills",
         "fn",
@@ -82,6 +85,7 @@ class FunctionInfo:
         doc: Docstring,
         fills: tuple[tuple[str, Callable[[], Any]], ...] = (),
         untyped: tuple[str, ...] = (),
+        dependencies: tuple[Injected, ...] = (),
     ) -> None:
         self.fn: Final = fn
         self.name: Final = name
@@ -96,6 +100,8 @@ class FunctionInfo:
         """Parameters whose Python default is a ``Field(...)``: what to pass when the argument is absent."""
         self.untyped: Final = untyped
         """Parameters with no type hint (their annotation is ``Any``, as if written)."""
+        self.dependencies: Final = dependencies
+        """Parameters the server provides (``Depends``): never in ``params``, never from the client."""
 
     def __repr__(self) -> str:
         return f"FunctionInfo(name={self.name!r}, params={self.params!r})"
@@ -113,18 +119,23 @@ def _is_context(annotation: Any, context_type: type) -> bool:
     return False
 
 
-def _unwrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+def unwrap(fn: Callable[..., Any]) -> Callable[..., Any]:
     while isinstance(fn, functools.partial):
         fn = fn.func
     unwrapped: Callable[..., Any] = inspect.unwrap(fn)
     return unwrapped
 
 
-def inspect_function(fn: Callable[..., Any], *, kind: str, context_type: type) -> FunctionInfo:
-    """Read ``fn``'s signature; ``kind`` ("tool", "resource", "prompt") names it in errors."""
+def inspect_function(
+    fn: Callable[..., Any], *, kind: str, context_type: type, dependencies: bool = False
+) -> FunctionInfo:
+    """Read ``fn``'s signature; ``kind`` ("tool", "resource", "prompt") names it in errors.
+
+    ``dependencies``: the caller provides ``Depends`` parameters (``_injection``); otherwise one is refused.
+    """
     if not callable(fn):
         raise RegistrationError(f"a {kind} must be a function, got {fn!r}")
-    name = getattr(_unwrap(fn), "__name__", None) or type(fn).__name__
+    name = getattr(unwrap(fn), "__name__", None) or type(fn).__name__
     if name == "<lambda>":
         name = "lambda"
     try:
@@ -132,7 +143,7 @@ def inspect_function(fn: Callable[..., Any], *, kind: str, context_type: type) -
     except (TypeError, ValueError) as exc:
         raise RegistrationError(f"cannot read the signature of {kind} {name!r}: {exc}") from None
     try:
-        hints = typing.get_type_hints(_unwrap(fn), include_extras=True)
+        hints = typing.get_type_hints(unwrap(fn), include_extras=True)
     except Exception as exc:
         raise RegistrationError(
             f"cannot resolve the type hints of {kind} {name!r}: {exc}. "
@@ -142,6 +153,7 @@ def inspect_function(fn: Callable[..., Any], *, kind: str, context_type: type) -
     params: list[Param] = []
     fills: list[tuple[str, Callable[[], Any]]] = []
     untyped: list[str] = []
+    provided: list[Injected] = []
     context_param: str | None = None
     accepts_kwargs = False
     for parameter in signature.parameters.values():
@@ -164,6 +176,15 @@ def inspect_function(fn: Callable[..., Any], *, kind: str, context_type: type) -
             context_param = parameter.name
             continue
         default = parameter.default
+        dependency = injected(parameter.name, annotation, default, f"{kind} {name!r}")
+        if dependency is not None:
+            if not dependencies:
+                raise RegistrationError(
+                    f"parameter {parameter.name!r} of {kind} {name!r} is a dependency ({dependency.depends!r}), "
+                    f"and a {kind} function takes none; compute the value inside it"
+                )
+            provided.append(dependency)
+            continue
         if isinstance(default, FieldInfo):
             annotation, default, fill = _field_default(
                 annotation, default, f"parameter {parameter.name!r} of {kind} {name!r}"
@@ -174,7 +195,7 @@ def inspect_function(fn: Callable[..., Any], *, kind: str, context_type: type) -
         if parameter.name not in hints:
             untyped.append(parameter.name)
 
-    unwrapped = _unwrap(fn)
+    unwrapped = unwrap(fn)
     is_async = inspect.iscoroutinefunction(unwrapped) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None)  # noqa: B004 - async callable objects
     )
@@ -190,6 +211,7 @@ def inspect_function(fn: Callable[..., Any], *, kind: str, context_type: type) -
         doc=parse_docstring(inspect.getdoc(unwrapped)),
         fills=tuple(fills),
         untyped=tuple(untyped),
+        dependencies=tuple(provided),
     )
 
 
@@ -270,6 +292,13 @@ async def invoke(info: FunctionInfo, kwargs: dict[str, Any]) -> Any:
     if inspect.isawaitable(result):
         result = await result
     return result
+
+
+async def in_worker_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """``fn(**kwargs)`` in a worker thread, in a copy of this task's context variables (``invoke``'s
+    way, written out there so that a plain function's call pays no extra frame)."""
+    call = functools.partial(contextvars.copy_context().run, fn, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_workers(), call)
 
 
 def failure_hint(exc: BaseException) -> str | None:
@@ -362,7 +391,7 @@ def declared_scopes(scopes: Iterable[str] | None, what: str) -> frozenset[str]:
 
 def where_defined(fn: Callable[..., Any]) -> str:
     """``file.py:LINE`` of a function's definition (what a registration error points at)."""
-    target = _unwrap(fn)
+    target = unwrap(fn)
     code = getattr(target, "__code__", None)
     if code is None:
         return repr(fn)
@@ -388,6 +417,13 @@ def explained(fn: Callable[..., Any], kind: str, context_type: type) -> Iterator
         raise
 
 
+def _provided(name: str, hint: Any) -> bool:
+    try:
+        return injected(name, hint, inspect.Parameter.empty, "") is not None
+    except RegistrationError:
+        return True
+
+
 def _type_problem(fn: Callable[..., Any], kind: str, context_type: type, exc: Exception) -> str:
     name = getattr(fn, "__name__", repr(fn))
     place = f"{kind} {name}() in {where_defined(fn)}"
@@ -408,11 +444,11 @@ def _type_problem(fn: Callable[..., Any], kind: str, context_type: type, exc: Ex
 def _culprit(fn: Callable[..., Any], context_type: type) -> tuple[str, Any] | None:
     """Which annotation of ``fn`` pydantic cannot describe: ``("parameter 'x'", hint)``, or None."""
     try:
-        annotations = typing.get_type_hints(_unwrap(fn), include_extras=True)
+        annotations = typing.get_type_hints(unwrap(fn), include_extras=True)
     except Exception:  # unresolvable hints: nothing to point at
         return None
     for name, hint in sorted(annotations.items(), key=lambda item: item[0] == "return"):
-        if _is_context(hint, context_type):
+        if _is_context(hint, context_type) or (name != "return" and _provided(name, hint)):
             continue
         try:
             pydantic.TypeAdapter(hint).json_schema()

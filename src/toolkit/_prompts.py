@@ -9,6 +9,7 @@ import pydantic
 
 from ._components import PromptBase, declared_tags
 from ._content import ContentBlock, Text
+from ._depends import sent_by_client
 from ._errors import PromptError
 from ._functions import FunctionInfo, declared_scopes, inspect_function, invoke, where_defined
 from ._schema import hints
@@ -69,8 +70,12 @@ class Prompt(PromptBase):
         tags: Iterable[str] | None = None,
     ) -> None:
         self.fn = fn
-        self.info: FunctionInfo = inspect_function(fn, kind="prompt", context_type=context_type)
+        self.info: FunctionInfo = inspect_function(fn, kind="prompt", context_type=context_type, dependencies=True)
         self.name = name or self.info.name
+        if self.info.dependencies:  # rendered through an Injector (_injection); one without them pays nothing
+            from ._injection import inject  # noqa: PLC0415 - loaded by the servers whose functions have dependencies
+
+            self.info = inject(self.info, kind="prompt", name=self.name, context_type=context_type)
         self.title = title
         self.description = description if description is not None else (self.info.doc.summary or "")
         self.icons = icons
@@ -127,6 +132,11 @@ class Prompt(PromptBase):
                 except pydantic.ValidationError:
                     problems.append(f"argument {param.name!r}: {first.errors()[0]['msg']}")
         unknown = sorted(set(arguments) - {param.name for param in self.info.params})
+        if unknown and self.info.dependencies:
+            provided = [name for name in unknown if any(each.name == name for each in self.info.dependencies)]
+            if provided:
+                problems.append(sent_by_client(self.info.dependencies, provided))
+                unknown = [name for name in unknown if name not in provided]
         if unknown and not self.info.accepts_kwargs:
             problems.append(f"unknown arguments {unknown}")
         if problems:

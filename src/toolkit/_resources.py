@@ -85,8 +85,12 @@ class _Readable:
         tags: Iterable[str] | None = None,
     ) -> None:
         self.fn = fn
-        self.info: FunctionInfo = inspect_function(fn, kind="resource", context_type=context_type)
+        self.info: FunctionInfo = inspect_function(fn, kind="resource", context_type=context_type, dependencies=True)
         self.name = name or self.info.name
+        if self.info.dependencies:  # read through an Injector (_injection); one without them pays nothing
+            from ._injection import inject  # noqa: PLC0415 - loaded by the servers whose functions have dependencies
+
+            self.info = inject(self.info, kind="resource", name=self.name, context_type=context_type)
         self.title = title
         self.description = description if description is not None else self.info.doc.summary
         self.mime_type = mime_type
@@ -219,6 +223,12 @@ class ResourceTemplate(_Readable, TemplateBase):
         except ValueError as exc:
             raise RegistrationError(f"resource template {uri_template!r} of {self.name}(): {exc}") from None
         self.variables = list(self.template.variables)
+        provided = [each.name for each in self.info.dependencies if each.name in self.variables]
+        if provided:
+            raise RegistrationError(
+                f"resource template {uri_template!r}: {self.name}() takes {provided} from a dependency, so the URI "
+                "cannot give them; rename the variable or the parameter"
+            )
         missing = [variable for variable in self.variables if variable not in params]
         if missing and not self.info.accepts_kwargs:
             raise RegistrationError(f"resource template {uri_template!r}: {self.name}() has no parameter for {missing}")

@@ -17,6 +17,7 @@ from ._completions import Completer
 from ._components import ToolBase
 from ._compose import ComposeMixin, SharedRun
 from ._context import Context
+from ._depends import DependencyOverrides
 from ._engine import Engine
 from ._errors import RegistrationError, RunAtImport
 from ._extensions.base import Extension
@@ -195,6 +196,9 @@ class Server(ComposeMixin, ShapingMixin, OpenAPIMixin):
         self.event_store = event_store
         self.store = store
         self.registry = Registry()
+        self.dependency_overrides = DependencyOverrides()
+        """Providers replaced, for tests: ``server.dependency_overrides[get_db] = fake_db`` (docs/dependencies.md).
+        They apply to this server's tools, resources and prompts; a mounted server has its own."""
         self.mounted: list[tuple[Any, Any]] = []
         """What ``mount`` added: (the child server or client, its source), in order."""
         self.parents: list[tuple[Server, str | None]] = []

@@ -24,6 +24,7 @@ from typing_extensions import TypedDict
 
 from ._components import TaskSupport, ToolBase, declared_tags, not_serializable
 from ._content import CallOutcome, ContentBlock, ToolResult
+from ._depends import sent_by_client
 from ._errors import ArgumentsInvalid, McpError, OutputInvalid, RegistrationError, SchemaError, ToolError
 from ._functions import FACTORY, FunctionInfo, Param, failure_hint, filled, inspect_function, invoke, where_defined
 from ._schema import hints, unions
@@ -133,7 +134,7 @@ class Tool(ToolBase):
                 f"tool {getattr(fn, '__name__', fn)!r}: unexpected option(s) {', '.join(unknown)}; "
                 f"the options are {', '.join(ToolOptions.__annotations__)}"
             )
-        info = inspect_function(fn, kind="tool", context_type=context_type)
+        info = inspect_function(fn, kind="tool", context_type=context_type, dependencies=True)
         self.fn = fn
         self.info = info
         name = options.get("name") or info.name
@@ -161,6 +162,14 @@ class Tool(ToolBase):
         self.inline = blocking is False
         """A plain function that never blocks (``blocking=False``): called on the event loop, no thread."""
         self._mask_errors = mask_errors
+        self._provided = frozenset(dependency.name for dependency in info.dependencies)
+        if info.dependencies:  # called through an Injector (_injection); a tool without them pays nothing
+            from ._injection import inject  # noqa: PLC0415 - loaded by the servers whose functions have dependencies
+
+            masked = lambda: self.mask_errors  # noqa: E731 - read on each failure: Server(mask_errors=) may change
+            self.info = info = inject(
+                info, kind="tool", name=name, context_type=context_type, inline=self.inline, masked=masked
+            )
         self._return_adapter: pydantic.TypeAdapter[Any] | None = None
         input_schema = self._build_input_schema(info, options.get("input_schema"), options.get("root_param"))
         if options.get("input_schema") is None:
@@ -305,6 +314,9 @@ class Tool(ToolBase):
         ``checked``: the caller has already checked them against this tool's input schema.
         """
         if not checked and not self._input_validator.is_valid(arguments):
+            provided = self._provided.intersection(arguments)
+            if provided:
+                raise ArgumentsInvalid(sent_by_client(self.info.dependencies, provided))
             limit = 5 if size < _DESCRIBE_ALL_BELOW else 1
             problems = describe_errors(self._input_validator, arguments, root="arguments", limit=limit)
             raise ArgumentsInvalid("; ".join(problems))
