@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._content import Audio, ContentBlock, EmbeddedResource, Image, ResourceLink, Text, ToolResult
 from ._context import Context
+from ._depends import Depends
 from ._errors import (
     McpError,
     PromptError,
@@ -31,6 +32,7 @@ from ._versions import KNOWN_VERSIONS, LATEST_VERSION, LEGACY_VERSIONS, MODERN_V
 if TYPE_CHECKING:
     from ._answers import ElicitResult, Root, SamplingResult
     from ._events import EventStore
+    from ._providers import CallerToken, Lifespan, ProtocolVersion, RequestHeader, RequestHeaders, ServerStore, Subject
     from ._sources.openapi.credentials import APIKey, Basic, Bearer
     from ._sources.openapi.routes import RouteMap
     from ._transform import ArgTransform, transform_tool
@@ -49,20 +51,26 @@ __all__ = [
     "Basic",
     "Bearer",
     "Caller",
+    "CallerToken",
     "Client",
     "ContentBlock",
     "Context",
+    "Depends",
     "ElicitResult",
     "EmbeddedResource",
     "EventStore",
     "Header",
     "Image",
+    "Lifespan",
     "McpError",
     "Message",
     "OpenAPI",
     "Prompt",
     "PromptError",
+    "ProtocolVersion",
     "RegistrationError",
+    "RequestHeader",
+    "RequestHeaders",
     "Resource",
     "ResourceContents",
     "ResourceError",
@@ -74,6 +82,8 @@ __all__ = [
     "SchemaError",
     "Selection",
     "Server",
+    "ServerStore",
+    "Subject",
     "Text",
     "Tool",
     "ToolError",
@@ -104,6 +114,18 @@ def __getattr__(name: str) -> Any:
         value = getattr(credentials, name)
     elif name == "RouteMap":
         from ._sources.openapi.routes import RouteMap as value  # noqa: PLC0415
+    elif name in (
+        "CallerToken",
+        "Lifespan",
+        "ProtocolVersion",
+        "RequestHeader",
+        "RequestHeaders",
+        "ServerStore",
+        "Subject",
+    ):
+        from . import _providers  # noqa: PLC0415 - the built-in providers: CallerToken loads the auth wing's AccessToken
+
+        value = getattr(_providers, name)
     elif name in ("ElicitResult", "Root", "SamplingResult"):
         from . import _answers  # noqa: PLC0415
 
