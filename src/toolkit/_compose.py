@@ -297,7 +297,7 @@ class ComposeMixin:
             mount_client(self, child, namespace=namespace, include=include, exclude=exclude, **proxy_options)  # type: ignore[arg-type]
             return
         raise TypeError(
-            f"mount() takes a toolkit.Server, a toolkit.Client for a remote server "
+            f"mount() takes a toolkit.Server, or a toolkit.Client for a remote server "
             f"(toolkit.Client('http://...') or toolkit.Client(['python', 'server.py'])), or a toolkit.OpenAPI "
             f"document, not {type(child).__name__}"
         )
