@@ -36,9 +36,10 @@ only then.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import pydantic_core
@@ -56,6 +57,8 @@ from .transport import FAILURE_KEY, Deliver, OnClose, TransportClosed
 
 if TYPE_CHECKING:
     import httpx
+
+    from .http11_connection import Connection, Event, Http11Response
 
 logger = logging.getLogger("toolkit.client")
 
@@ -89,6 +92,29 @@ class PendingRequest:
         self.answered = False
         self.last_event_id: str | None = None
         self.retry: int | None = None
+
+
+class _Watched:
+    """A request written by ``Http11Client.send_now``; its connection watches the answer (``_watch``)."""
+
+    __slots__ = ("body", "cancelled", "connection", "context", "headers", "pending")
+
+    def __init__(
+        self, pending: PendingRequest, headers: RequestHeaders, body: bytes, context: contextvars.Context
+    ) -> None:
+        self.pending = pending
+        self.headers = headers
+        self.body = body
+        self.context = context
+        """The sender's: a task that reads the answer runs in it, as one started by the sender would."""
+        self.connection: Connection
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        """Stop watching and close the connection (over 2026-07-28 HTTP, that cancels the request)."""
+        if not self.cancelled:
+            self.cancelled = True
+            self.connection.close()
 
 
 class HttpTransport:
@@ -143,7 +169,8 @@ class HttpTransport:
         self._deliver: Deliver | None = None
         self._closed = False
         self._legacy = LegacySession(self)
-        self._reading: dict[RequestId, asyncio.Task[None]] = {}
+        self._reading: dict[RequestId, asyncio.Task[None] | _Watched] = {}
+        self._resolve: Callable[[dict[str, Any]], bool] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._listening: asyncio.Task[None] | None = None
 
@@ -161,6 +188,14 @@ class HttpTransport:
             self._http = self._http_client_for_url()
         self._deliver = deliver
         self._on_close = on_close
+
+    def resolve_responses_with(self, resolve: Callable[[dict[str, Any]], bool]) -> None:
+        """Hand a plain JSON response straight to ``resolve`` (the session's), from the connection, without a task.
+
+        ``resolve(message)`` is ``False`` if ``message`` is not a response it takes; it then goes
+        to ``deliver`` as everything else does.
+        """
+        self._resolve = resolve
 
     async def send(self, message: dict[str, Any], *, headers: Mapping[str, str] | None = None) -> None:
         if self.close_reason is not None:
@@ -189,12 +224,16 @@ class HttpTransport:
         Over 2026-07-28 Streamable HTTP, closing the stream is the request's cancellation (the
         server MUST treat the disconnect so); nothing more of that request is delivered.
         """
-        task = self._reading.get(request_id)
-        if task is None or task.done():
+        reading = self._reading.get(request_id)
+        if isinstance(reading, _Watched):
+            reading.cancel()
+            self._forget(request_id, reading)
+            return True
+        if reading is None or reading.done():
             return False
-        task.cancel()
-        if task is not asyncio.current_task():
-            await asyncio.wait({task})
+        reading.cancel()
+        if reading is not asyncio.current_task():
+            await asyncio.wait({reading})
         return True
 
     async def close(self) -> None:
@@ -203,6 +242,9 @@ class HttpTransport:
             return
         self._closed = True
         self._deliver = None
+        for reading in list(self._reading.values()):
+            if isinstance(reading, _Watched):
+                reading.cancel()
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
@@ -273,26 +315,146 @@ class HttpTransport:
     async def _send_request(
         self, request_id: RequestId, message: dict[str, Any], headers: Mapping[str, str] | None, *, legacy: bool
     ) -> None:
-        """POST a request from a task that then reads its answer; return once it has been sent."""
-        loop = asyncio.get_running_loop()
-        sent: asyncio.Future[None] = loop.create_future()
+        """POST a request and see that its answer is read; return once it has been sent.
+
+        On a kept-alive connection of toolkit's own client, the request is written here and the
+        connection itself hands a plain JSON response to the session (``_watch``): no task, no
+        loop pass between the answer and the caller. Anything else (an SSE stream, an error
+        status, a redirect, a stale connection) is read by a task, as every request is otherwise.
+        """
         request_headers = self._headers(headers, ACCEPT_BOTH)
         request_headers["content-type"] = ("Content-Type", "application/json")
         pending = PendingRequest(request_id, headers, legacy)
         pending.session = "mcp-session-id" in request_headers
-        task = loop.create_task(self._run_request(pending, request_headers, encode(message), sent))
-        self._reading[request_id] = task
-        self._tasks.add(task)
-        task.add_done_callback(lambda done: self._forget(request_id, done))
+        body = encode(message)
+        if (
+            self._resolve is not None
+            and self.read_timeout is None
+            and await self._send_now(pending, request_headers, body)
+        ):
+            return
+        loop = asyncio.get_running_loop()
+        sent: asyncio.Future[None] = loop.create_future()
+        self._read_in_task(pending, self._run_request(pending, request_headers, body, sent))
         try:
             await sent
         except asyncio.CancelledError:
-            task.cancel()  # the caller gave up before the request was out
+            task = self._reading.get(request_id)
+            if task is not None:
+                task.cancel()  # the caller gave up before the request was out
             raise
 
-    def _forget(self, request_id: RequestId, task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
-        if self._reading.get(request_id) is task:
+    async def _send_now(self, pending: PendingRequest, headers: RequestHeaders, body: bytes) -> bool:
+        """Write the request on an idle connection, its answer watched by the connection; ``False`` if none is idle."""
+        send_now = getattr(self._http, "send_now", None)
+        if send_now is None:
+            return False
+        watched = _Watched(pending, headers, body, contextvars.copy_context())
+        try:
+            started = send_now("POST", self.url, headers.values(), body, functools.partial(self._watch, watched))
+        except HttpError as exc:
+            raise self._unreachable(exc) from exc
+        if started is None:
+            return False
+        watched.connection = started[0]
+        self._reading[pending.request_id] = watched
+        try:
+            await watched.connection.drain(self.timeout)
+        except BaseException as exc:
+            watched.cancel()
+            self._forget(pending.request_id, watched)
+            if isinstance(exc, HttpError):
+                raise self._unreachable(exc) from exc
+            raise
+        return True
+
+    def _watch(self, watched: _Watched, response: Http11Response, event: Event) -> bool:
+        """Called by the connection of a request sent with ``_send_now``: ``True`` once the response is taken over.
+
+        A complete ``200`` JSON body that is our request's response goes to the session at once;
+        while it arrives, nothing is done. Anything else goes to a task that reads it as
+        ``_run_request`` would (and sends the request again on a fresh connection if the kept-alive
+        one had gone stale, or follows a redirect, as ``Http11Client.request`` does).
+        """
+        if watched.cancelled:
+            return True
+        if event == "head" or (event == "complete" and response.status == 200):
+            plain = response.status == 200 and media_type(response) == "application/json"
+            if plain and event == "head":
+                return False  # the body follows
+            if plain and self._resolved(watched.pending, response):
+                self._forget(watched.pending.request_id, watched)
+                watched.connection.done(response)  # read to its end: back to the pool
+                return True
+        self._read_in_task(watched.pending, self._take_over(watched, response), watched.context)
+        return True
+
+    def _resolved(self, pending: PendingRequest, response: Http11Response) -> bool:
+        """Hand a complete JSON body to the session if it is exactly our request's response."""
+        body = response.body_so_far()
+        if len(body) > self.max_message_bytes:
+            return False
+        try:
+            message = pydantic_core.from_json(body)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or message.get("id") != pending.request_id:
+            return False
+        assert self._resolve is not None
+        session_id = response.header("mcp-session-id")
+        if not self._resolve(message):
+            return False
+        if session_id is not None and pending.legacy:
+            self.session_id = session_id
+        pending.answered = True
+        return True
+
+    async def _take_over(self, watched: _Watched, response: Http11Response) -> None:
+        """Read what ``_watch`` did not take (see there), from a task of its own."""
+        from .http11 import REDIRECTS  # noqa: PLC0415 - loaded already: the connection is http11's
+        from .http11_connection import RemoteClosed  # noqa: PLC0415
+
+        pending = watched.pending
+        stale = (
+            isinstance(response.error, RemoteClosed) and response.error.before_response and watched.connection.reused
+        )
+        redirect = response.status in REDIRECTS and response.header("location") is not None
+        if stale or redirect:
+            await response.aclose()
+            sent = asyncio.get_running_loop().create_future()
+            sent.set_result(None)  # the caller went on long ago
+            await self._run_request(pending, watched.headers, watched.body, sent)
+            return
+        try:
+            try:
+                await response.wait_head()
+            except Exception as exc:
+                await response.aclose()
+                failure: BaseException = self._unreachable(exc) if isinstance(exc, HttpError) else exc
+                await self._fail(pending, str(failure), exception=failure)
+                return
+            await self._answer_from(response, pending)
+        except Exception as exc:  # a bug of ours: fail the request, not the loop
+            logger.exception("reading the answer to request %r failed", pending.request_id)
+            await self._fail(pending, f"reading the answer from {self.url} failed: {exc}")
+
+    def _read_in_task(
+        self,
+        pending: PendingRequest,
+        reading: Coroutine[Any, Any, None],
+        context: contextvars.Context | None = None,
+    ) -> None:
+        """Read the answer to ``pending`` in a task (``abandon`` cancels it; ``close`` waits for it)."""
+        request_id = pending.request_id
+        task = asyncio.get_running_loop().create_task(reading, context=context)
+        self._reading[request_id] = task
+        self._tasks.add(task)
+        task.add_done_callback(lambda done: self._forget(request_id, done))
+
+    def _forget(self, request_id: RequestId, reading: asyncio.Task[None] | _Watched) -> None:
+        if isinstance(reading, asyncio.Task):
+            self._tasks.discard(reading)
+        if self._reading.get(request_id) is reading:
             del self._reading[request_id]
 
     async def _post_message(self, message: dict[str, Any], headers: Mapping[str, str] | None, modern: bool) -> None:
@@ -341,18 +503,22 @@ class HttpTransport:
                 return
             if not sent.done():
                 sent.set_result(None)  # a transport without httpcore's trace: the answer has begun
-            try:
-                await self._read_answer(response, pending)
-            finally:
-                await response.aclose()
-            if not pending.answered:
-                await self._legacy.resume(pending)
+            await self._answer_from(response, pending)
         except Exception as exc:  # a bug of ours, or of a user's httpx.Auth: fail the request, not the loop
             logger.exception("reading the answer to request %r failed", pending.request_id)
             await self._fail(pending, f"reading the answer from {self.url} failed: {exc}")
         finally:
             if not sent.done():
                 sent.set_exception(TransportClosed(f"the HTTP transport to {self.url} was closed"))
+
+    async def _answer_from(self, response: HttpResponse, pending: PendingRequest) -> None:
+        """Deliver the answer ``response`` carries, then resume its stream if it broke off (legacy)."""
+        try:
+            await self._read_answer(response, pending)
+        finally:
+            await response.aclose()
+        if not pending.answered:
+            await self._legacy.resume(pending)
 
     async def _read_answer(self, response: HttpResponse, pending: PendingRequest) -> None:
         """Deliver what one HTTP answer to a request carries; on failure, an error for the request."""

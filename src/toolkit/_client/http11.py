@@ -36,7 +36,7 @@ from email.utils import parsedate_to_datetime
 from typing import Final
 
 from .exchange import ConnectFailed, Headers, HttpError, HttpTimeout
-from .http11_connection import Connection, Http11Response, Origin, RemoteClosed
+from .http11_connection import Connection, Event, Http11Response, Origin, RemoteClosed
 
 MAX_REDIRECTS: Final = 20
 REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
@@ -108,6 +108,33 @@ class Http11Client:
             await response.aclose()
             url, method, body, headers = _redirect(url, location, response.status, method, body, headers)
         raise HttpError(f"more than {MAX_REDIRECTS} redirects")
+
+    def send_now(
+        self,
+        method: str,
+        url: str,
+        headers: Headers,
+        body: bytes | None,
+        watcher: Callable[[Http11Response, Event], bool],
+    ) -> tuple[Connection, Http11Response] | None:
+        """Write a request on a kept-alive connection now, within the caller's step; ``None`` if none is idle.
+
+        Nobody reads the response: ``watcher`` is told of it from the connection's callbacks (see
+        ``Http11Response.watcher``) and takes it over, to finish it itself (``Connection.done``)
+        or to hand it to a reader (``read_chunk``, ``aclose``). A redirect is not followed, nor a
+        stale connection retried: the watcher sees the response as it came. The caller waits for
+        ``Connection.drain`` if the request must be out before it goes on.
+        """
+        target = self._targets.get(url)
+        if target is None:
+            target = self._targets[url] = _Target(url)
+        data = self._head(target, method, headers, body)
+        connection = self._idle_connection(target.origin)
+        if connection is None:
+            return None
+        response = connection.start(data, None)
+        response.watcher = watcher
+        return connection, response
 
     async def aclose(self) -> None:
         self._closed = True

@@ -18,7 +18,8 @@ loop pass when its bytes are there already, which is the common case of a small 
 from __future__ import annotations
 
 import asyncio
-from typing import Final, Protocol
+from collections.abc import Callable
+from typing import Final, Literal, Protocol
 
 import httptools
 
@@ -29,6 +30,10 @@ HIGH_WATER: Final = 256 * 1024
 
 Origin = tuple[str, str, int]
 """(scheme, host, port): what a connection is kept for."""
+
+Event = Literal["head", "full", "complete", "failed"]
+"""What a response's ``watcher`` is told: the head came; the body reached ``HIGH_WATER`` unread
+(reading paused); the body is all there; the response failed."""
 
 
 class Pool(Protocol):
@@ -68,6 +73,7 @@ class Http11Response:
         "received",
         "status",
         "until_close",
+        "watcher",
     )
 
     def __init__(self, connection: Connection, read_timeout: float | None) -> None:
@@ -88,6 +94,10 @@ class Http11Response:
         self._buffered = 0
         self._error: BaseException | None = None
         self._waiter: asyncio.Future[None] | None = None
+        self.watcher: Callable[[Http11Response, Event], bool] | None = None
+        """Told of each event from the connection's own callbacks, while nobody reads the response
+        (``Http11Client.send_now``); it returns ``True`` once it has taken the response over, and
+        is not told again."""
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name)
@@ -121,6 +131,11 @@ class Http11Response:
     def failed(self) -> bool:
         return self._error is not None
 
+    @property
+    def error(self) -> BaseException | None:
+        """Why the response failed, if it did."""
+        return self._error
+
     async def _wait(self, timeout: float | None) -> None:
         loop = asyncio.get_running_loop()
         waiter = self._waiter = loop.create_future()
@@ -132,6 +147,18 @@ class Http11Response:
             await waiter
         finally:
             handle.cancel()
+
+    def body_so_far(self) -> bytes:
+        """The body received and not read yet, without reading it."""
+        chunks = self._chunks
+        if len(chunks) > 1:
+            chunks[:] = [b"".join(chunks)]
+        return chunks[0] if chunks else b""
+
+    def tell(self, event: Event) -> None:
+        watcher = self.watcher
+        if watcher is not None and watcher(self, event):
+            self.watcher = None
 
     def wake(self) -> None:
         waiter = self._waiter
@@ -146,16 +173,19 @@ class Http11Response:
             self._buffered += len(body)
             if self._buffered > HIGH_WATER:
                 self._connection.pause_reading()
+                self.tell("full")
             self.wake()
 
     def finish(self) -> None:
         self.complete = True
         self.wake()
+        self.tell("complete")
 
     def fail(self, error: BaseException) -> None:
         if self._error is None and not self.complete:
             self._error = error
         self.wake()
+        self.tell("failed")
 
 
 def _expire(waiter: asyncio.Future[None], seconds: float | None) -> None:
@@ -270,6 +300,7 @@ class Connection(asyncio.Protocol):
         response.keep_alive = self.parser.should_keep_alive() and not response.until_close
         self.pool.remember_cookies(self.origin[1], response)
         response.wake()
+        response.tell("head")
 
     def on_body(self, body: bytes) -> None:
         assert self.response is not None

@@ -185,6 +185,9 @@ class ClientSession:
         """Open the transport, no handshake (``open`` does both; a raw caller may speak the handshake itself)."""
         if not self._connected:
             await self.transport.open(self._deliver, on_close=self._lost)
+            direct = getattr(self.transport, "resolve_responses_with", None)
+            if direct is not None:
+                direct(self._resolve_response)
             self._connected = True
 
     async def open(self) -> None:
@@ -434,16 +437,27 @@ class ClientSession:
         except (TransportClosed, ConnectionError, OSError) as exc:
             logger.debug("could not cancel request %r on the server: %s", request_id, exc)
 
+    def _resolve_response(self, message: dict[str, Any]) -> bool:
+        """Resolve our request with ``message``, a response; ``False`` if it is not one (no usable id, or a method).
+
+        A transport that can tell a response on its own hands it here directly, without a task
+        (``resolve_responses_with``): the whole response resolves the request, as it came.
+        """
+        message_id = message.get("id")
+        if "method" in message or not isinstance(message_id, str | int):
+            return False
+        if self._subscriptions:
+            self._subscriptions.pop(message_id, None)  # the server ended the subscription
+        if not self._requests.resolve(Response(message_id, message, None)):
+            logger.debug("a response nothing waits for: %r", message)
+        return True
+
     async def _deliver(self, message: dict[str, Any]) -> None:
         """Everything the server sends: responses resolve our requests; the rest is observed and handled."""
         method = message.get("method")
         if method is None:
-            message_id = message.get("id")
-            # The whole response resolves the request: request() returns it as it came.
-            if self._subscriptions and isinstance(message_id, str | int):
-                self._subscriptions.pop(message_id, None)  # the server ended the subscription
-            if not (isinstance(message_id, str | int) and self._requests.resolve(Response(message_id, message, None))):
-                logger.debug("a response nothing waits for: %r", message)
+            if not self._resolve_response(message):
+                logger.debug("a response without an id we could have sent: %r", message)
             return
         scope = self._scope_for_message() if self._scopes else None
         if scope is not None and scope.on_message is not None and "id" not in message and scope.on_message(message):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import logging
 import os
 import shlex
@@ -187,6 +188,15 @@ class StdioTransport:
         self._on_close = on_close
         self._reader = loop.create_task(self._read(deliver, protocol))
 
+    def resolve_responses_with(self, resolve: Callable[[dict[str, Any]], bool]) -> None:
+        """Hand a line that is a response straight to ``resolve`` (the session's), from the pipe, without a task.
+
+        Only while nothing else waits to be delivered, so messages still reach the session in the
+        order the server wrote them; ``resolve(message)`` is ``False`` for what is not a response.
+        """
+        if self._protocol is not None:
+            self._protocol.direct = functools.partial(_take_response, resolve)
+
     async def send(self, message: dict[str, Any], *, headers: Mapping[str, str] | None = None) -> None:
         """Write ``message`` as one line; ``TransportClosed`` (saying why) once the connection ended."""
         protocol = self._protocol
@@ -337,6 +347,15 @@ class StdioTransport:
                 return
         with contextlib.suppress(ProcessLookupError):
             process.send_signal(signum)
+
+
+def _take_response(resolve: Callable[[dict[str, Any]], bool], frame: bytes) -> bool:
+    """Whether ``resolve`` took the line ``frame`` (a response); anything else is left to the reader."""
+    try:
+        message = pydantic_core.from_json(frame)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and resolve(message)
 
 
 def _parse(frame: bytes) -> dict[str, Any] | None:

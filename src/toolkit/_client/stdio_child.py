@@ -60,6 +60,8 @@ class ChildProtocol(asyncio.SubprocessProtocol):
         self._stderr = bytearray()
         self._stderr_ended = False
         self._wakeup: asyncio.Future[None] | None = None
+        self.direct: Callable[[bytes], bool] | None = None
+        """Takes a line that is a response, from the pipe's callback (``True``: taken, not queued)."""
         self._writable: asyncio.Future[None] | None = None
         self._exited = loop.create_future()
         self._stderr_closed = loop.create_future()
@@ -122,12 +124,24 @@ class ChildProtocol(asyncio.SubprocessProtocol):
         if self.partial > self.max_frame_bytes:
             frames.append(None)  # no newline yet, and already too long: stop here
             self.discarding = True
+        direct = self.direct
+        if direct is not None and frames and self._wakeup is not None and not self.frames:
+            # The reader waits with nothing queued: responses at the head go to the session now,
+            # in order, and the reader is woken only for what follows them.
+            taken = 0
+            for frame in frames:
+                if frame is None or not direct(frame):
+                    break
+                taken += 1
+            del frames[:taken]
         self._queue(frames)
         if self.queued_bytes > PAUSE_AT_BYTES and not self.paused:
             self._stdout_pipe().pause_reading()
             self.paused = True
 
     def _queue(self, frames: list[bytes | None]) -> None:
+        if not frames:
+            return
         self.frames.extend(frames)
         self.queued_bytes += sum(len(frame) for frame in frames if frame is not None)
         self._wake()
