@@ -66,7 +66,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "_engine",
         ),
     ),
-    ("facade", ("_server", "_server_shaping", "_compose")),
+    ("facade", ("_server", "_server_shaping", "_compose", "_openapi")),
     (
         "entry",
         (
@@ -76,6 +76,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "_cli_remote",
             "_cli_calls",
             "_cli_proxy",
+            "_cli_openapi",
             "_proxy_config",
             "_install",
             "_dev",
@@ -254,6 +255,7 @@ NOT_AT_START_UP = (
     "mimetypes",  # content blocks read from files
     "toolkit._client",  # a server never needs the client
     "toolkit._sources.proxy",  # only a server that proxies another
+    "toolkit._sources.openapi",  # only a server made from an OpenAPI document (it loads httpx)
     "toolkit._transform",  # only once a tool is transformed
 )
 NOT_AT_START_UP_PREFIXES = tuple(f"{name}." for name in NOT_AT_START_UP)

@@ -56,6 +56,7 @@ TESTED = {
     "mount.py",
     "upgrade_old_server.py",  # in front of legacy_weather.py (mcp 1.30, .interop/py-mcp130)
     "legacy_weather.py",
+    "openapi_app.py",  # toolkit run over stdio, both eras: tests/test_openapi.py
 }
 
 
