@@ -146,8 +146,9 @@ def inspect_function(
         hints = typing.get_type_hints(unwrap(fn), include_extras=True)
     except Exception as exc:
         raise RegistrationError(
-            f"cannot resolve the type hints of {kind} {name!r}: {exc}. "
-            "Define every type the hints mention before decorating the function."
+            f"cannot resolve the type hints of {kind} {name!r}: {exc}. Define every type (and Depends provider) "
+            "the hints mention before decorating the function; with `from __future__ import annotations`, hints "
+            "are read in the module's globals, so a name local to a function is not found"
         ) from None
 
     params: list[Param] = []

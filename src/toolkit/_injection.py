@@ -175,7 +175,7 @@ class Injector:
     def _current(self, context: Any) -> Plan:
         """The plan for this call: the registered one, or one made for the server's overrides."""
         overrides = getattr(getattr(context, "server", None), "dependency_overrides", None)
-        if not overrides:
+        if overrides is None or not overrides.version:  # never overridden: the registered plan
             return self.plan
         made = self._overridden
         if made is not None and made[0] is overrides and made[1] == overrides.version:
@@ -189,8 +189,9 @@ class Injector:
         return plan
 
     async def __call__(self, **kwargs: Any) -> Any:
+        # The call path of every function with dependencies: written out, not factored, for its cost.
         context = kwargs.pop(CONTEXT_KEY)
-        if self.names.intersection(kwargs):
+        if not self.names.isdisjoint(kwargs):
             refused = sent_by_client(self.info.dependencies, self.names.intersection(kwargs))
             raise self._refusal(f"Invalid arguments for {self.what}: {refused}")
         plan = self._current(context)
@@ -198,22 +199,39 @@ class Injector:
         opened: list[tuple[Step, Any]] = []
         try:
             for step in plan.steps:
-                kw = {name: self._given(values[index], fallback, index, plan) for name, index, fallback in step.args}
+                kw: dict[str, Any] = {}
+                for name, index, fallback in step.args:
+                    value = values[index]
+                    kw[name] = value if value is not MISSING else self._given(fallback, index, plan)
                 if step.context_param is not None:
                     kw[step.context_param] = context
                 if step.fills:
                     kw = filled(step.info, kw)
-                values.append(await self._run(step, kw, opened))
+                if step.mode == _ASYNC:
+                    try:
+                        values.append(await step.run(**kw))
+                    except (ToolError, McpError):
+                        raise
+                    except (Exception, SystemExit) as exc:
+                        raise self._crash(step, exc, "raised") from None
+                else:
+                    values.append(await self._run(step, kw, opened))
             for name, index, fallback in plan.args:
-                kwargs[name] = self._given(values[index], fallback, index, plan)
-            if self.info.context_param is not None:
-                kwargs[self.info.context_param] = context
-            if self.inline:
-                value = self.info.fn(**filled(self.info, kwargs))
+                value = values[index]
+                kwargs[name] = value if value is not MISSING else self._given(fallback, index, plan)
+            info = self.info
+            if info.context_param is not None:
+                kwargs[info.context_param] = context
+            if info.fills:
+                kwargs = filled(info, kwargs)
+            if info.is_async:
+                value = await info.fn(**kwargs)
+            elif self.inline:
+                value = info.fn(**kwargs)
                 if inspect.isawaitable(value):
                     value = await value
             else:
-                value = await invoke(self.info, kwargs)
+                value = await invoke(info, kwargs)
         except BaseException as exc:
             if opened:
                 await self._close(opened, exc)
@@ -223,10 +241,9 @@ class Injector:
         return value
 
     async def _run(self, step: Step, kw: dict[str, Any], opened: list[tuple[Step, Any]]) -> Any:
+        """Every mode but ``_ASYNC`` (which ``__call__`` runs itself)."""
         mode = step.mode
         try:
-            if mode == _ASYNC:
-                return await step.run(**kw)
             if mode in (_INLINE, _THREAD):
                 value = step.run(**kw) if mode == _INLINE else await in_worker_thread(step.run, kw)
                 if inspect.isawaitable(value):
@@ -279,10 +296,8 @@ class Injector:
 
     # --- failures ----------------------------------------------------------------------------------
 
-    def _given(self, value: Any, fallback: Any, index: int, plan: Plan) -> Any:
-        """A step's value for a parameter; for a built-in's ``MISSING``, the parameter's fallback or the refusal."""
-        if value is not MISSING:
-            return value
+    def _given(self, fallback: Any, index: int, plan: Plan) -> Any:
+        """A parameter's value when its built-in (step ``index``) had none: its fallback, or the call's refusal."""
         if fallback is not REFUSE:
             return fallback
         builtin = plan.steps[index].dependency
