@@ -15,6 +15,7 @@
 - ported_fastmcp.py, ported_mcp_fastmcp.py (the FastMCP ports): ``toolkit run`` over stdio and HTTP,
   driven by mcp 2.3.0, mcp 1.30.0 and ``toolkit.Client`` in both eras, in tests/test_ported_examples.py.
 - mount.py (a gateway of two servers): ``toolkit run`` over stdio in both eras, and over HTTP.
+- dependencies.py: ``toolkit run`` over stdio in both eras, in tests/test_depends.py.
 
 Every message a server sends is validated against the official schema of the version in force.
 """
@@ -57,6 +58,7 @@ TESTED = {
     "upgrade_old_server.py",  # in front of legacy_weather.py (mcp 1.30, .interop/py-mcp130)
     "legacy_weather.py",
     "openapi_app.py",  # toolkit run over stdio, both eras: tests/test_openapi.py
+    "dependencies.py",  # toolkit run over stdio, both eras: tests/test_depends.py
 }
 
 
