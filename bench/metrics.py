@@ -60,6 +60,23 @@ TASK_METRICS = ("cpu_us", "p50_us", "requests")  # the tasks batches' figures (t
 CLIENT_TRANSPORTS = {"stdio": "stdio", "http": "HTTP"}
 CLIENT_METRICS = ("cpu_us", "p50_us")
 CLIENT_TARGET = Fraction(3, 10)  # toolkit.Client / each anchor's Client: client CPU per tools/call
+# The openapi scenario (bench/openapi.py). Load: GitHub's REST API document, toolkit's and fastmcp's
+# from_openapi, each in a fresh process served over stdio until tools/list is answered, against an
+# empty server's figures. Call: list_items through the generated tool and through a direct httpx program.
+OPENAPI_LOAD_METRICS = (
+    "load_ms",
+    "load_gross_ms",
+    "rss_mib",
+    "peak_rss_mib",
+    "baseline_rss_mib",
+    "total_ms",
+    "import_ms",
+    "cpu_ms",
+)
+OPENAPI_LOAD_TARGET = Fraction(1, 2)  # toolkit / fastmcp: load time (net) and peak RSS (net)
+OPENAPI_CALL_VARIANTS = {"tool": "the generated tool", "direct": "a direct httpx program"}
+OPENAPI_CALL_METRICS = ("cpu_us", "p50_us", "api_cpu_us")  # each call batch's figures (cpu_ratio is derived)
+OPENAPI_CALL_TARGET = Fraction(13, 10)  # generated tool / direct httpx program: the serving process's CPU per call
 # The compose scenario (bench/compose.py). Mount: get_items on the server itself ("direct") and the
 # same tool in a child server mounted under a namespace ("mounted"), stdio and HTTP sequential.
 MOUNT_MODES = {"stdio": "stdio", "http_seq": "HTTP sequential"}
@@ -233,6 +250,7 @@ def _catalogue() -> list[Metric]:
                 "µs",
             )
         )
+    metrics += _openapi_catalogue()
     metrics += _compose_catalogue()
     for era in ERAS:
         for count in REPLICA_COUNTS:
@@ -255,6 +273,54 @@ def _catalogue() -> list[Metric]:
                     f"scaleout.{era}.r{REPLICA_COUNTS[-1]}.calls_per_s",
                     f"scaleout.{era}.r{REPLICA_COUNTS[0]}.calls_per_s",
                 ),
+            )
+        )
+    return metrics
+
+
+def _openapi_catalogue() -> list[Metric]:
+    where = "GitHub's REST API document, 1,223 operations, fresh process"
+    metrics = [
+        Metric(
+            "openapi.load.load_ms",
+            f"OpenAPI load: after imports -> tools/list answered, minus an empty server's ({where})",
+            "ms",
+            target=OPENAPI_LOAD_TARGET,
+        ),
+        Metric("openapi.load.load_gross_ms", f"OpenAPI load: after imports -> tools/list answered ({where})", "ms"),
+        Metric(
+            "openapi.load.rss_mib",
+            f"OpenAPI load: peak RSS minus an empty server's ({where})",
+            "MiB",
+            target=OPENAPI_LOAD_TARGET,
+        ),
+        Metric("openapi.load.peak_rss_mib", f"OpenAPI load: peak RSS ({where})", "MiB"),
+        Metric("openapi.load.baseline_rss_mib", "OpenAPI load: peak RSS of the empty server (the baseline)", "MiB"),
+        Metric("openapi.load.total_ms", f"OpenAPI load: spawn -> tools/list answered, with imports ({where})", "ms"),
+        Metric("openapi.load.import_ms", f"OpenAPI load: spawn -> imports done ({where})", "ms"),
+        Metric(
+            "openapi.load.cpu_ms",
+            f"OpenAPI load: CPU after imports -> tools/list answered, minus an empty server's ({where})",
+            "ms",
+        ),
+    ]
+    for era in ERAS:
+        where = f"stdio, {era}"
+        for variant, variant_label in OPENAPI_CALL_VARIANTS.items():
+            prefix = f"openapi.call.{era}.{variant}"
+            metrics += [
+                Metric(f"{prefix}.cpu_us", f"list_items server CPU/call, {variant_label} ({where})", "µs"),
+                Metric(f"{prefix}.p50_us", f"list_items p50 latency, {variant_label} ({where})", "µs"),
+                Metric(f"{prefix}.api_cpu_us", f"list_items HTTP API's CPU/call, {variant_label} ({where})", "µs"),
+            ]
+        metrics.append(
+            Metric(
+                f"openapi.call.{era}.cpu_ratio",
+                f"list_items server CPU/call, generated tool / direct httpx program ({where})",
+                "x",
+                target=OPENAPI_CALL_TARGET,
+                target_of="value",
+                ratio_of=(f"openapi.call.{era}.tool.cpu_us", f"openapi.call.{era}.direct.cpu_us"),
             )
         )
     return metrics

@@ -10,7 +10,7 @@ from dataclasses import asdict
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from bench import clients, compose
+from bench import clients, compose, openapi
 from bench.metrics import (
     ANCHORS,
     AUTH_TARGET,
@@ -281,6 +281,7 @@ def table(results: dict[str, Any]) -> str:
     out += _tasks_note(results)
     out += clients.note(results)
     out += compose.note(results)
+    out += openapi.note(results)
     return "\n".join(out)
 
 

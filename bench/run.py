@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import procs, publish, report
+from bench import openapi, procs, publish, report
 from bench.baseline import ALIASES, Baseline, BaselineError, compile_sources, prepare
 from bench.clients import client_calls, testing_calls
 from bench.cluster import SERVED_BY, Balancer, RedisServer
@@ -104,6 +104,7 @@ SCENARIO_GROUPS = (
     "tasks",
     "client",
     "compose",
+    "openapi",
 )
 # Run when --scenarios is not given; store and scaleout (redis-server, HAProxy) and tasks
 # (toolkit only) only when asked.
@@ -1014,6 +1015,12 @@ class Bench:
                 "compose",
                 "get_items direct and through a gateway (HTTP and stdio upstream), both eras",
                 lambda fw: gateway_calls(self, fw),
+            ),
+            ("openapi", "GitHub's OpenAPI document loaded, and an empty server", lambda fw: openapi.load(self, fw)),
+            (
+                "openapi",
+                "list_items: generated tool vs direct httpx, stdio, both eras",
+                lambda fw: openapi.calls(self, fw),
             ),
         ]
         return [entry for entry in every if entry[0] in selected]
