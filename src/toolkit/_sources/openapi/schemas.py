@@ -47,14 +47,36 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.parse
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from ..._errors import SchemaError
 from ..._schema.checks import DIALECT_2020_12, MAX_DEPTH, MAX_SUBSCHEMAS, check_schema
-from ..._schema.keywords import SUBSCHEMA, SUBSCHEMA_LIST, SUBSCHEMA_MAP
+from ..._schema.keywords import SUBSCHEMA, SUBSCHEMA_LIST
+from .pointers import (
+    OpenAPIDocumentError,
+    References,
+    Trail,
+    def_name,
+    escape_token,
+    pointer,
+    refuse_cycles,
+    render,
+)
+
+__all__ = [
+    "MAX_ENUM_VALUES",
+    "Mode",
+    "OpenAPIDocumentError",
+    "SchemaTranslator",
+    "Translated",
+    "def_name",
+    "escape_token",
+    "with_defs",
+]
+"""What other modules import from here: ``OpenAPIDocumentError``, ``def_name`` and ``escape_token`` live in
+``pointers.py`` and stay importable from here."""
 
 Mode = Literal["input", "output"]
 
@@ -89,20 +111,7 @@ _IN_PLACE: Final = frozenset({"allOf", "anyOf", "oneOf", "not", "if", "then", "e
 _NULL_REFUSING: Final = frozenset({"$ref", "allOf", "anyOf", "oneOf", "not", "const", "if"})
 _DIALECTS: Final = frozenset({DIALECT_2020_12, DIALECT_2020_12 + "#"})
 _OAS_DIALECT_PREFIX: Final = "https://spec.openapis.org/oas/3.1/dialect/"
-_NAME: Final = re.compile(r"[A-Za-z0-9._-]+")
 _VERSION: Final = re.compile(r"3\.([01])(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?")
-
-
-class OpenAPIDocumentError(ValueError):
-    """A document (or a part of it) toolkit refuses; the message names where (a JSON pointer such as
-    '#/paths/~1pets/get/responses/200') and what is wrong / what to do.
-
-    ``pointer`` is that place, as a URI fragment of the document (``#/components/schemas/Pet``).
-    """
-
-    def __init__(self, message: str, *, pointer: str = "") -> None:
-        super().__init__(message)
-        self.pointer = pointer
 
 
 @dataclass(frozen=True)
@@ -121,36 +130,6 @@ def with_defs(schema: dict[str, Any], defs: Mapping[str, dict[str, Any]]) -> dic
     A root ``"$ref"`` with ``"$defs"`` beside it is fine in 2020-12 (the two both apply).
     """
     return {**schema, "$defs": dict(defs)} if defs else schema
-
-
-def escape_token(token: str) -> str:
-    """``token`` as one JSON Pointer reference token (RFC 6901 §3)."""
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def def_name(component: str) -> str:
-    """The ``$defs`` name of the component schema ``component``: itself when it is in OpenAPI's
-    alphabet ``[A-Za-z0-9._-]`` (every valid component name is), else each other character as ``:``
-    and two hex digits per UTF-8 byte. One-to-one, and free of anything a JSON pointer escapes."""
-    if _NAME.fullmatch(component):
-        return component
-    return "".join(c if _NAME.fullmatch(c) else "".join(f":{b:02x}" for b in c.encode()) for c in component) or ":"
-
-
-def _pointer(tokens: tuple[str, ...]) -> str:
-    return "#" + "".join("/" + escape_token(token) for token in tokens)
-
-
-_Trail = tuple[Any, str] | str
-"""Where a node sits: ``(parent trail, token)``, or the pointer of the root; rendered only for messages."""
-
-
-def _render(trail: _Trail) -> str:
-    tokens: list[str] = []
-    while not isinstance(trail, str):
-        trail, token = trail
-        tokens.append(escape_token(token))
-    return trail + "".join("/" + token for token in reversed(tokens))
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +164,6 @@ class SchemaTranslator:
             raise OpenAPIDocumentError(
                 f"an OpenAPI document must be a JSON object, not {type(document).__name__}", pointer="#"
             )
-        self._document = document
         self._version = self._read_version(document)
         components = document.get("components", {})
         schemas = components.get("schemas", {}) if isinstance(components, Mapping) else None
@@ -193,14 +171,10 @@ class SchemaTranslator:
             raise OpenAPIDocumentError(
                 "'#/components/schemas' must be an object of named schemas", pointer="#/components/schemas"
             )
-        self._targets: dict[str, tuple[str, ...]] = {}
-        """Each definition name handed out: the pointer tokens of its schema in the document."""
-        self._references: dict[str, str] = {}
-        """A schema ``$ref`` string: its definition name."""
-        self._refused: dict[str, str] = {}
-        """A schema ``$ref`` string: why it is refused (wherever it appears)."""
+        self._references = References(document, self._version)
         self._definitions: dict[tuple[str, Mode], _Definition | OpenAPIDocumentError] = {}
-        self._acyclic: set[tuple[str, Mode]] = set()
+        self._acyclic: dict[Mode, set[str]] = {"input": set(), "output": set()}
+        """Per mode, the definitions known to reach no cycle of references alone."""
         self._checked: set[str] = set()
         """Root schemas (as JSON) that passed the checks: operations repeat their parameters' schemas."""
 
@@ -290,112 +264,18 @@ class SchemaTranslator:
     def locate(self, node: Any, *, where: str) -> tuple[Any, str]:
         """``resolve``, and where the node it returns sits in the document (``where`` without a ``$ref``):
         the place to name in messages about it, and the ``where`` of the schemas inside it."""
-        overrides: dict[str, Any] = {}
-        seen: list[str] = []
-        here = where
-        while isinstance(node, Mapping) and "$ref" in node:
-            reference = node["$ref"]
-            if self._version == "3.1":
-                for key in ("summary", "description"):
-                    if key in node and key not in overrides:
-                        overrides[key] = node[key]
-            tokens = self._parse(reference, f"{here}/$ref")
-            target = _pointer(tokens)
-            if target in seen or target == where:
-                chain = " → ".join([where, *seen, target])
-                raise OpenAPIDocumentError(
-                    f"'{where}': its references go round in a circle ({chain}) and never reach an object",
-                    pointer=where,
-                )
-            seen.append(target)
-            node = self._lookup(tokens, f"{here}/$ref", reference)
-            here = target
-        if overrides and isinstance(node, Mapping):
-            return {**node, **overrides}, here
-        return node, here
-
-    # -- references
-
-    def _parse(self, reference: Any, where: str) -> tuple[str, ...]:
-        """The pointer tokens of a same-document reference; anything else is refused."""
-        if not isinstance(reference, str):
-            raise OpenAPIDocumentError(f"'{where}' must be a string, not {type(reference).__name__}", pointer=where)
-        if not reference.startswith("#"):
-            raise OpenAPIDocumentError(
-                f"'{where}' refers to {reference!r}, outside this document; toolkit never fetches a reference "
-                "(SEP-2106): bundle the referenced schema into this document's components and refer to it "
-                "as '#/components/...'",
-                pointer=where,
-            )
-        fragment = urllib.parse.unquote(reference[1:])
-        if fragment and not fragment.startswith("/"):
-            raise OpenAPIDocumentError(
-                f"'{where}' refers to the anchor {reference!r}; toolkit follows JSON pointers only "
-                "('#/components/schemas/Name')",
-                pointer=where,
-            )
-        return tuple(token.replace("~1", "/").replace("~0", "~") for token in fragment.split("/")[1:])
-
-    def _lookup(self, tokens: tuple[str, ...], where: str, reference: str) -> Any:
-        node: Any = self._document
-        for token in tokens:
-            if isinstance(node, Mapping) and token in node:
-                node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-            else:
-                raise OpenAPIDocumentError(
-                    f"'{where}' refers to {reference!r}, which is not in the document "
-                    "(in an OpenAPI document '#' is the document's root)",
-                    pointer=where,
-                )
-        return node
-
-    def _reference(self, reference: Any, trail: _Trail) -> str:
-        """The definition name a schema's ``$ref`` becomes (its target checked once per string)."""
-        if isinstance(reference, str):
-            known = self._references.get(reference)
-            if known is not None:
-                return known
-        where = _render((trail, "$ref"))
-        if isinstance(reference, str) and reference in self._refused:
-            raise OpenAPIDocumentError(f"'{where}' {self._refused[reference]}", pointer=where)
-        try:
-            tokens = self._parse(reference, where)
-            target = self._lookup(tokens, where, reference)
-            if len(tokens) == 3 and tokens[:2] == ("components", "schemas"):
-                name = def_name(tokens[2])
-            elif _is_schema_location(tokens):
-                name = "@" + def_name(_pointer(tokens)[1:])
-            else:
-                raise OpenAPIDocumentError(
-                    f"'{where}' refers to {reference!r}, which is not a Schema Object; "
-                    "a schema may refer to schemas only",
-                    pointer=where,
-                )
-            if not isinstance(target, Mapping | bool):
-                raise OpenAPIDocumentError(
-                    f"'{where}' refers to {reference!r}, which is a {type(target).__name__}, not a schema",
-                    pointer=where,
-                )
-        except OpenAPIDocumentError as error:
-            if isinstance(reference, str):  # the same reference elsewhere fails the same way, quickly
-                self._refused[reference] = str(error).removeprefix(f"'{where}' ")
-            raise
-        self._references[reference] = name
-        self._targets[name] = tokens
-        return name
+        return self._references.locate(node, where=where)
 
     # -- definitions
 
     def _definition(self, name: str, mode: Mode) -> _Definition:
         done = self._definitions.get((name, mode))
         if done is None:
-            tokens = self._targets[name]
-            where = _pointer(tokens)
+            tokens = self._references.target(name)
+            where = pointer(tokens)
             unit = _Unit(mode)
             try:
-                schema = self._node(self._lookup(tokens, where, where), where, 1, True, unit)
+                schema = self._node(self._references.lookup(tokens, where, where), where, 1, True, unit)
                 translated = schema if isinstance(schema, dict) else ({} if schema else {"not": {}})
                 self._check(translated, unit.refs, where, name=name)
                 done = _Definition(translated, tuple(unit.refs), tuple(unit.in_place), unit.count)
@@ -411,37 +291,12 @@ class SchemaTranslator:
 
     def _refuse_cycles(self, start: str, mode: Mode) -> None:
         """Refuse a definition that reaches itself through references and in-place keywords alone."""
-        if (start, mode) in self._acyclic:
-            return
-        path: list[str] = []
-        on_path: set[str] = set()
-        stack: list[tuple[str, Iterator[str]]] = []
-
-        def enter(name: str) -> None:
-            path.append(name)
-            on_path.add(name)
-            stack.append((name, iter(self._definition(name, mode).in_place)))
-
-        enter(start)
-        while stack:
-            name, following = stack[-1]
-            step = next(following, None)
-            if step is None:
-                stack.pop()
-                path.pop()
-                on_path.discard(name)
-                self._acyclic.add((name, mode))
-            elif step in on_path:
-                cycle = [*path[path.index(step) :], step]
-                where = _pointer(self._targets[step])
-                chain = " → ".join(_pointer(self._targets[each]) for each in cycle)
-                raise OpenAPIDocumentError(
-                    f"'{where}' refers back to itself without describing any part of the value ({chain}): "
-                    "validating it would never end; make one of these schemas describe something",
-                    pointer=where,
-                )
-            elif (step, mode) not in self._acyclic:
-                enter(step)
+        refuse_cycles(
+            start,
+            lambda name: self._definition(name, mode).in_place,
+            self._references.place,
+            self._acyclic[mode],
+        )
 
     def _check(self, schema: dict[str, Any], refs: Iterable[str], where: str, *, name: str | None) -> None:
         """toolkit's own registration checks, on ``schema`` alone, with its references stubbed.
@@ -466,7 +321,7 @@ class SchemaTranslator:
 
     # -- one schema node
 
-    def _node(self, node: Any, trail: _Trail, depth: int, in_place: bool, unit: _Unit) -> dict[str, Any] | bool:
+    def _node(self, node: Any, trail: Trail, depth: int, in_place: bool, unit: _Unit) -> dict[str, Any] | bool:
         unit.count += 1
         if unit.count > MAX_SUBSCHEMAS:
             raise self._error(trail, f"has more than {MAX_SUBSCHEMAS} subschemas, toolkit's bound; simplify it")
@@ -488,7 +343,7 @@ class SchemaTranslator:
             if key in _KEPT:
                 out[key] = value
             elif key == "$ref":
-                name = self._reference(value, trail)
+                name = self._references.schema_name(value, trail)
                 unit.refs[name] = None
                 if in_place:
                     unit.in_place[name] = None
@@ -526,7 +381,7 @@ class SchemaTranslator:
             return self._nullable(out, wrap, unit)
         return out
 
-    def _older_spellings(self, node: Mapping[str, Any], out: dict[str, Any], trail: _Trail) -> None:
+    def _older_spellings(self, node: Mapping[str, Any], out: dict[str, Any], trail: Trail) -> None:
         """3.0's ``type: file``, boolean exclusive bounds and ``example``, in 2020-12's words; the bound on ``enum``."""
         kind = out.get("type")
         if kind == "file" or (isinstance(kind, list) and "file" in kind):
@@ -575,9 +430,7 @@ class SchemaTranslator:
             out["enum"] = [*values, None]
         return out
 
-    def _properties(
-        self, value: Any, trail: _Trail, depth: int, unit: _Unit, dropped: set[str]
-    ) -> dict[str, Any] | Any:
+    def _properties(self, value: Any, trail: Trail, depth: int, unit: _Unit, dropped: set[str]) -> dict[str, Any] | Any:
         if not isinstance(value, Mapping):
             return value  # the metaschema check names it
         out: dict[str, Any] = {}
@@ -601,12 +454,12 @@ class SchemaTranslator:
         if not isinstance(reference, str) or not reference.startswith("#"):
             return False
         try:
-            target = self._lookup(self._parse(reference, ""), "", reference)
+            target = self._references.lookup(self._references.parse(reference, ""), "", reference)
         except OpenAPIDocumentError:
             return False  # the reference itself is refused, with its place, when it is translated
         return isinstance(target, Mapping) and target.get(flag) is True
 
-    def _list(self, value: Any, trail: _Trail, depth: int, in_place: bool, unit: _Unit) -> list[Any] | Any:
+    def _list(self, value: Any, trail: Trail, depth: int, in_place: bool, unit: _Unit) -> list[Any] | Any:
         if not isinstance(value, list):
             return value  # the metaschema check names it
         keyword = trail[1] if isinstance(trail, tuple) else ""
@@ -615,43 +468,16 @@ class SchemaTranslator:
             self._node(item, (trail, str(index)), depth + 1, applies_here, unit) for index, item in enumerate(value)
         ]
 
-    def _map(self, value: Any, trail: _Trail, depth: int, in_place: bool, unit: _Unit) -> dict[str, Any] | Any:
+    def _map(self, value: Any, trail: Trail, depth: int, in_place: bool, unit: _Unit) -> dict[str, Any] | Any:
         if not isinstance(value, Mapping):
             return value  # the metaschema check names it
         return {name: self._node(item, (trail, name), depth + 1, in_place, unit) for name, item in value.items()}
 
     @staticmethod
-    def _error(trail: _Trail, what: str) -> OpenAPIDocumentError:
-        where = _render(trail)
+    def _error(trail: Trail, what: str) -> OpenAPIDocumentError:
+        where = render(trail)
         return OpenAPIDocumentError(f"'{where}' {what}", pointer=where)
 
 
 def _known_dialect(value: Any) -> bool:
     return isinstance(value, str) and (value in _DIALECTS or value.startswith(_OAS_DIALECT_PREFIX))
-
-
-def _is_schema_location(tokens: tuple[str, ...]) -> bool:
-    """Whether the pointer ``tokens`` names a Schema Object: a component schema, the ``schema`` of a
-    parameter, header or media type, or a subschema inside one of those."""
-    start = None
-    if tokens[:2] == ("components", "schemas") and len(tokens) >= 3:
-        start = 3
-    else:
-        for index in range(2, len(tokens)):
-            if tokens[index] == "schema" and tokens[index - 2] in ("content", "parameters", "headers"):
-                start = index + 1
-                break
-    if start is None:
-        return False
-    index = start
-    while index < len(tokens):
-        keyword = tokens[index]
-        if keyword in SUBSCHEMA or keyword == "items":
-            index += 1
-        elif index + 1 < len(tokens) and (
-            keyword in SUBSCHEMA_MAP or (keyword in SUBSCHEMA_LIST and tokens[index + 1].isdigit())
-        ):
-            index += 2  # a keyword, then a name or an index
-        else:
-            return False
-    return True
