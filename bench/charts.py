@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-WIDTH = 9.0  # inches: 648 pt, drawn at the page's width (about 690 px at 1280 px)
+WIDTH = 7.2  # inches: 518 pt = 691 px, the page's column at 1280 px: shown at its own size there
 THEMES: dict[str, dict[str, str]] = {
     "light": {"text": "#1f2328", "muted": "#57606a", "grid": "#d0d7de", "target": "#cf222e"},
     "dark": {"text": "#e6edf3", "muted": "#9da7b3", "grid": "#3d444d", "target": "#ff7b72"},
@@ -187,10 +187,14 @@ def _figure(results: dict[str, Any], section: Section, theme: str) -> Figure:
         titles = [p.title for p in bar_panels]
         values = [v for p in bar_panels for row in p.values for v in row if v is not None and v > 0]
     tints = {name: _tint(section, name, theme, series) for name in series}
-    height = 0.95 + per_panel
-    fig, axes = plt.subplots(1, len(titles), figsize=(WIDTH, height), squeeze=False)
+    # The tail's labels (three figures a bar) need the whole width: its panels go one under the other.
+    stacked = section.kind == "tail"
+    height = 0.95 + per_panel * (len(titles) if stacked else 1) + 0.3 * (len(titles) - 1) * stacked
+    shape = (len(titles), 1) if stacked else (1, len(titles))
+    fig, grid = plt.subplots(*shape, figsize=(WIDTH, height), squeeze=False)
+    axes = [ax for line in grid for ax in line]
     log = bool(values) and max(values) / min(values) >= LOG_SPREAD
-    for index, ax in enumerate(axes[0]):
+    for index, ax in enumerate(axes):
         if section.kind == "tail":
             _tail(ax, results, tail_panels[index][1], frameworks, tints, colours, log, values)
         else:
@@ -263,15 +267,18 @@ def _bars(
     count = len(panel.series)
     height = 0.8 / max(1, count)
     low, high = _limits(values, log)
-    if section.kind == "ratios":
-        high = max(high, max(section.targets.values(), default=0) * 1.3)
+    # A ratio's bar starts at 1 (no extra cost), so the bar is the extra cost; a target is a line.
+    base = 1.0 if section.kind == "ratios" else (low if log else 0.0)
+    if section.kind == "ratios" and not log:
+        top = max(*values, *section.targets.values())
+        low = min(0.9, min(values) - 0.05)
+        high = top + (top - low) * 0.25
     for index, (row_values, row_labels) in enumerate(zip(panel.values, panel.labels, strict=True)):
         for slot, (name, value, label) in enumerate(zip(panel.series, row_values, row_labels, strict=True)):
             if value is None:
                 continue
             y = index + (slot - (count - 1) / 2) * height
-            start = low if log else 0.0
-            ax.barh(y, value - start, left=start, height=height * 0.92, color=tints[name])
+            ax.barh(y, value - base, left=base, height=height * 0.92, color=tints[name])
             ax.text(
                 value * 1.06 if log else value + (high - low) * 0.01,
                 y,
@@ -336,7 +343,7 @@ def _tail(
             )
     ax.set_yticks(range(len(modes)), [row.label.removesuffix(": p50") for row in modes])
     ax.set_ylim(len(modes) - 0.5, -0.5)
-    ax.set_xlim(low, high * 3 if log else high * 1.4)
+    ax.set_xlim(low, high if log else high * 1.4)
 
 
 def _style(ax: Axes, colours: dict[str, str], title: str, log: bool) -> None:
@@ -344,7 +351,7 @@ def _style(ax: Axes, colours: dict[str, str], title: str, log: bool) -> None:
 
     if log:
         ax.set_xscale("log")
-        ax.xaxis.set_major_locator(LogLocator(base=10))
+        ax.xaxis.set_major_locator(LogLocator(base=10, numticks=12))  # every power of ten
         ax.xaxis.set_minor_formatter(NullFormatter())
     ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}" if value >= 1000 else f"{value:g}"))
     if title:

@@ -49,11 +49,17 @@ BLOCK = re.compile(r"(<!-- bench:(?P<name>[a-z0-9:_ -]+?) -->\n)(?P<body>.*?)(<!
 # --- tables -----------------------------------------------------------------------------------------
 
 
+# mkdocs-material gives every table column at least 5rem (100 px at 1280 px), and the content column
+# is 720 px wide there: a table of more columns would scroll sideways, so it is cut into two.
+MAX_COLUMNS = 6
+
+
 def table(results: dict[str, Any], section: Section) -> str:
     """A section as a Markdown table: a row per metric, a column per framework with any figure in it,
     then (for sections comparing frameworks) toolkit ÷ the better anchor and ÷ the floor with the
     targets' verdicts, or (for toolkit's own ratios) the target and its verdict. A grid section: its
-    rows and columns, toolkit's figures."""
+    rows and columns, toolkit's figures. More than ``MAX_COLUMNS`` columns make two tables, the rows'
+    labels repeated."""
     if section.grid is not None:
         return _grid_table(results, section, section.grid)
     rows = [row for row in section.rows if has_figure(results, row.key)]
@@ -63,27 +69,36 @@ def table(results: dict[str, Any], section: Section) -> str:
     by_anchor = section.ratio and any(metrics[r.key].get("ratio_toolkit_best_anchor") for r in rows)
     by_floor = section.ratio and any(metrics[r.key].get("ratio_toolkit_floor") for r in rows)
     own_target = any(metrics[r.key].get("target_of") == "value" for r in rows)
-    header = [section.unit if section.kind != "tail" else "", *shown]
-    header += ["toolkit ÷ best anchor"] * by_anchor + ["toolkit ÷ floor"] * by_floor + ["target"] * own_target
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    header = [*shown]
+    if by_anchor or by_floor:
+        header.append(" · ".join(["toolkit ÷ best anchor"] * by_anchor + ["÷ floor"] * by_floor))
+    header += ["target"] * own_target
+    body = []
     for row in rows:
         metric = metrics[row.key]
         unit = unit_of(results, row, section)
-        cells = [row.label]
+        cells = []
         for fw in shown:
             value = figure(results, row.key, fw, row.stat)
             text = number(value, unit) if value is not None else state(results, row.key, fw)
             cells.append(f"**{text}**" if fw == "toolkit" and value is not None else text)
-        if by_anchor:
-            cells.append(_by_anchor(metric) if row.stat == "median" else "")
-        if by_floor:
-            ratio = metric.get("ratio_toolkit_floor") if row.stat == "median" else None
-            verdict = VERDICT[metric.get("floor_target_met")] if ratio is not None else ""
-            cells.append(times(ratio) + verdict if ratio is not None else "")
+        if by_anchor or by_floor:
+            parts = [_by_anchor(metric)] if by_anchor and row.stat == "median" else []
+            ratio = metric.get("ratio_toolkit_floor") if by_floor and row.stat == "median" else None
+            if ratio is not None:
+                parts.append(f"{times(ratio)} (floor){VERDICT[metric.get('floor_target_met')]}")
+            cells.append(" · ".join(part for part in parts if part))
         if own_target:
             target = fraction(metric.get("target")) if metric.get("target_of") == "value" else ""
             cells.append(f"≤ {target}{X}{VERDICT[metric.get('target_met')]}" if target else "")
-        lines.append("| " + " | ".join(cells) + " |")
+        body.append(cells)
+    corner = section.unit if section.kind != "tail" else ""
+    tables = []
+    for first in range(0, len(header), MAX_COLUMNS - 1):
+        part = slice(first, first + MAX_COLUMNS - 1)
+        lines = ["| " + " | ".join([corner, *header[part]]) + " |", "|" + "---|" * (1 + len(header[part]))]
+        lines += ["| " + " | ".join([row.label, *cells[part]]) + " |" for row, cells in zip(rows, body, strict=True)]
+        tables.append("\n".join(lines))
     notes = [section.note] if section.note else []
     for fw in hidden:
         reasons = {
@@ -93,7 +108,7 @@ def table(results: dict[str, Any], section: Section) -> str:
         } - {""}
         if reasons:
             notes.append(f"{fw}: n/a ({'; '.join(sorted(reasons))}).")
-    return "\n".join(lines) + ("\n\n" + " ".join(notes) if notes else "")
+    return "\n\n".join(tables) + ("\n\n" + " ".join(notes) if notes else "")
 
 
 def _grid_table(results: dict[str, Any], section: Section, grid: Grid) -> str:
@@ -123,7 +138,7 @@ def _by_anchor(metric: dict[str, Any]) -> str:
         return ""
     text = f"{times(ratio)} ({metric['best_anchor']})"
     if metric.get("target_of") == "best_anchor" and metric.get("target"):
-        text += f" ≤ {fraction(metric['target'])}{VERDICT[metric.get('target_met')]}"
+        text += VERDICT[metric.get("target_met")]
     return text
 
 
@@ -159,7 +174,14 @@ def run_line(results: dict[str, Any]) -> str:
         if info.get("available")
     )
     source = results["toolkit_source"]
-    commit = f"`{source['start']}`" + (f" to `{source['end']}`" if source["end"] != source["start"] else "")
+    commit, notes = f"`{source['start']}`", []
+    if source["end"] != source["start"]:
+        commit += f" to `{source['end']}`"
+        notes.append("the tree changed during the run, so its medians mix these versions")
+    if "+dirty" in source["start"] + source["end"]:
+        notes.append("`+dirty`: with changes under `src/` not committed yet")
+    if notes:
+        commit += f" ({'; '.join(notes)})"
     load = f"load average {m['loadavg_start'][0]:.1f} at the start, {m['loadavg_end'][0]:.1f} at the end"
     return (
         f"`scripts/bench` of {results['date'][:10]}, toolkit at commit {commit}: "
@@ -212,7 +234,8 @@ def summary(results: dict[str, Any]) -> str:
         bullets.append(line + ".")
     missed = _missed(results)
     if missed:
-        bullets.append("- **Not there yet** (targets this run missed): " + "; ".join(missed) + ".")
+        bullets.append("- **Not there yet**, the targets this run missed:")
+        bullets += [f"    - {line}" for line in missed]
     return "\n".join(bullets)
 
 

@@ -17,7 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 ERAS = ("legacy", "modern")
-CALL_MODES = {"stdio": "stdio", "http_seq": "HTTP", "http_c16": "HTTP, 16 clients"}
+CALL_MODES = {"stdio": "stdio", "http_seq": "HTTP, one client", "http_c16": "HTTP, 16 clients"}
 ANCHORS = ("mcp", "fastmcp")
 FLOOR = "floor"
 X = "\N{MULTIPLICATION SIGN}"  # as in 1.07 times (ruff takes the literal sign for a mistyped x)
@@ -382,7 +382,7 @@ def number(value: float, unit: str) -> str:
         return f"{value:.2f}{X}" if value < 10 else f"{value:,.0f}{X}"
     if unit == "req":
         return f"{value:.2f}"
-    return f"{value:,.1f}" if value < 1000 else f"{value:,.0f}"
+    return f"{value:,.1f}" if value < 100 else f"{value:,.0f}"
 
 
 def times(ratio: float) -> str:
