@@ -28,6 +28,7 @@ from bench.clients import FLOOR_NOT_A_CLIENT
 from bench.driver import MODERN_META, Era, HttpTransport, ProtocolError, Session, StdioTransport
 from bench.metrics import Collector
 from bench.run import DEFAULT_GROUPS, Bench, Framework, Settings, parse_args, server_env
+from bench.sections import GATEWAY_CPU, chart_files, number, sections
 from tests.support.processes import PYTHON, REPO
 from tests.support.redis_rig import missing, require
 
@@ -181,6 +182,23 @@ def test_the_benchmark_compares_toolkit_with_a_baseline_commit(quick: QuickRun) 
     assert no_ratio == [], f"metrics without a toolkit/baseline ratio: {no_ratio}"
     header = next(line for line in quick.stdout.splitlines() if line.startswith("metric "))
     assert f"toolkit/{column}" in header, "the table has the ratio column"
+
+
+@QUICK_TIMEOUT
+def test_the_quick_run_draws_its_charts(quick: QuickRun) -> None:
+    """Every run draws its charts beside its JSON (bench/charts.py, in the charts' own venv): a chart per
+    section the run has figures for, in both variants, with whatever columns it has (here the baseline's)."""
+    charts = quick.out / "charts"
+    assert f"charts: {charts} (" in quick.stdout
+    expected = {
+        name for section in sections(quick.results) if section.id != GATEWAY_CPU.id for name in chart_files(section.id)
+    }
+    assert {"cpu-light.svg", "cpu-dark.svg", "tail-light.svg", "gateway-dark.svg"} <= expected
+    assert {path.name for path in charts.glob("*.svg")} == expected
+    headline = (charts / "cpu-light.svg").read_text(encoding="utf-8")
+    value = number(quick.metrics["call.stdio.legacy.cpu_us"]["median"]["toolkit"], "µs")
+    assert f">{value}<" in headline, "toolkit's figure is labelled"
+    assert f">{quick.column}<" in headline and ">floor<" in headline, "every column is in the legend"
 
 
 # What toolkit_server.py builds for each BENCH_MIDDLEWARE, served in-process (toolkit.testing) in
