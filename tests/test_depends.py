@@ -15,6 +15,7 @@ while the server answers another call. ``examples/dependencies.py`` over stdio i
 
 import asyncio
 import contextlib
+import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -396,6 +397,103 @@ async def test_a_modern_round_closes_the_generators_and_runs_them_again() -> Non
     async with Client(server, protocol_version=MODERN, capabilities={"elicitation": {}}, elicitation=accept) as client:
         assert value(await client.call_tool("confirm")) == "session: True"
     assert record == ["open", "close", "open", "close"]  # the first round ended with the question
+
+
+async def test_an_inline_tool_a_timeout_and_bound_methods() -> None:
+    record: list[str] = []
+    server = Server("depends-more")
+
+    class Service:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        async def value(self) -> int:
+            self.calls += 1
+            return self.calls
+
+    service = Service()
+
+    async def held() -> AsyncIterator[str]:
+        record.append("open")
+        try:
+            yield "held"
+        except BaseException as exc:
+            record.append(f"saw {type(exc).__name__}")
+            raise
+        finally:
+            record.append("close")
+
+    @server.tool(blocking=False)
+    def inline(
+        first: Annotated[int, Depends(service.value)],
+        again: Annotated[int, Depends(service.value)],  # an equal bound method: the same provider
+        thread: Annotated[str, Depends(lambda: threading.current_thread().name, blocking=False)],
+    ) -> list[Any]:
+        return [first, again, thread == threading.current_thread().name]
+
+    @server.tool(timeout=0.05)
+    async def slow(h: Annotated[str, Depends(held)]) -> str:
+        await asyncio.sleep(3600)
+        return h
+
+    async with Client(server) as client:
+        assert value(await client.call_tool("inline")) == [1, 1, True]  # the tool and its provider: one thread
+        result = await client.call_tool("slow")
+    assert text(result) == "Tool 'slow' timed out after 0.05 s"
+    assert record == ["open", "saw CancelledError", "close"]
+
+
+async def test_a_missing_value_in_a_resource_or_a_prompt() -> None:
+    server = Server("depends-missing")
+
+    @server.resource("tenant://name")
+    def tenant_name(tenant: Annotated[str, RequestHeader("x-tenant")]) -> str:
+        return tenant
+
+    @server.prompt
+    def for_me(user: Subject) -> str:
+        return f"for {user}"
+
+    def run_in_thread(ctx: Context) -> str:  # a plain def provider with a Context: its properties work there
+        return f"{ctx.protocol_version} in {threading.current_thread().name}"
+
+    @server.prompt
+    def where(ran: Annotated[str, Depends(run_in_thread)]) -> str:
+        return ran
+
+    async with Client(server) as client:
+        with pytest.raises(ClientError) as caught:
+            await client.read_resource("tenant://name")
+        assert caught.value.code == -32603
+        assert caught.value.error["message"] == (
+            "Resource 'tenant_name' needs the HTTP header 'x-tenant', which the request did not carry"
+        )
+        with pytest.raises(ClientError) as caught:
+            await client.get_prompt("for_me")
+        assert caught.value.code == -32602
+        assert "Prompt 'for_me' needs the caller's subject" in caught.value.error["message"]
+        rendered = await client.get_prompt("where")
+        assert rendered["messages"][0]["content"]["text"].startswith(f"{MODERN} in toolkit-worker-")
+
+
+WITHOUT_DEPENDENCIES = """
+import sys
+from toolkit import Server
+server = Server("plain")
+
+@server.tool
+async def numbers() -> list[int]:
+    return [1]
+
+assert server.tools["numbers"].info.fn is numbers  # called as it is, not through an Injector
+print(sorted(name for name in sys.modules if name in ("toolkit._injection", "toolkit._providers")))
+"""
+
+
+def test_a_server_without_dependencies_pays_nothing() -> None:
+    """Its functions are called as before, and neither the injection nor the built-ins are even imported."""
+    run = subprocess.run([sys.executable, "-c", WITHOUT_DEPENDENCIES], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "[]"
 
 
 # --- registration ----------------------------------------------------------------------------------

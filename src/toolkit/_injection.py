@@ -121,8 +121,10 @@ class Injector:
             key = dependency.provider
             if dependency.use_cache and key in done:
                 return done[key]
-            if any(outer.provider is key for outer in inside):
-                chain = " -> ".join(outer.label for outer in [*inside[[o.provider for o in inside].index(key) :]])
+            # == rather than is: two Depends(obj.method) hold two equal bound methods
+            start = next((index for index, outer in enumerate(inside) if outer.provider == key), None)
+            if start is not None:
+                chain = " -> ".join(outer.label for outer in inside[start:])
                 raise RegistrationError(f"{self.what}: its dependencies form a cycle: {chain} -> {dependency.label}")
             inside.append(dependency)
             replacement = overrides.get_override(key) if overrides is not None else None
@@ -138,7 +140,8 @@ class Injector:
 
     def _provider(self, dependency: Dependency, replacement: Callable[..., Any] | None) -> FunctionInfo:
         fn = dependency.provider if replacement is None else replacement
-        whose = dependency.label if replacement is None else f"{dependency.label} (overridden by {fn!r})"
+        instead = getattr(fn, "__qualname__", None) or repr(fn)
+        whose = dependency.label if replacement is None else f"{dependency.label} (overridden by {instead})"
         try:
             info = inspect_function(fn, kind="dependency", context_type=self.context_type, dependencies=True)
         except RegistrationError as exc:
