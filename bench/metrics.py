@@ -88,6 +88,12 @@ GATEWAY_UPSTREAMS = {"http": "HTTP upstream", "stdio": "stdio upstream"}
 GATEWAY_TARGET = Fraction(3, 2)  # the gateway process's CPU per call / a direct call's server CPU
 PROXY_TARGET = Fraction(3, 10)  # toolkit's gateway / fastmcp's proxy: the gateway process's CPU per call
 COMPOSE_METRICS = ("cpu_us", "p50_us")  # each compose batch's figures (the ratios are derived)
+# The depends scenario (bench/depends.py): get_items_for taking a user and a tenant as arguments
+# ("plain") or from two async def dependencies ("injected": toolkit.Depends), stdio and HTTP sequential.
+DEPENDS_VARIANTS = {"plain": "the two values as arguments", "injected": "the two values from Depends"}
+DEPENDS_MODES = {"stdio": "stdio", "http_seq": "HTTP sequential"}
+DEPENDS_METRICS = ("cpu_us", "p50_us")  # each depends batch's figures (cpu_ratio is derived)
+DEPENDS_TARGET = Fraction(23, 20)  # injected / plain: toolkit's server CPU per call
 
 
 @dataclass(frozen=True)
@@ -252,6 +258,7 @@ def _catalogue() -> list[Metric]:
         )
     metrics += _openapi_catalogue()
     metrics += _compose_catalogue()
+    metrics += _depends_catalogue()
     for era in ERAS:
         for count in REPLICA_COUNTS:
             prefix = f"scaleout.{era}.r{count}"
@@ -389,6 +396,30 @@ def _compose_catalogue() -> list[Metric]:
                     ratio_of=(f"{prefix}.cpu_us", f"compose.gateway.direct.{era}.cpu_us"),
                 ),
             ]
+    return metrics
+
+
+def _depends_catalogue() -> list[Metric]:
+    metrics: list[Metric] = []
+    for mode, mode_label in DEPENDS_MODES.items():
+        for era in ERAS:
+            where = f"{mode_label}, {era}"
+            for variant, variant_label in DEPENDS_VARIANTS.items():
+                prefix = f"depends.{mode}.{era}.{variant}"
+                metrics += [
+                    Metric(f"{prefix}.cpu_us", f"get_items_for server CPU/call, {variant_label} ({where})", "µs"),
+                    Metric(f"{prefix}.p50_us", f"get_items_for p50 latency, {variant_label} ({where})", "µs"),
+                ]
+            metrics.append(
+                Metric(
+                    f"depends.{mode}.{era}.cpu_ratio",
+                    f"get_items_for server CPU/call, two dependencies / two arguments ({where})",
+                    "x",
+                    target=DEPENDS_TARGET,
+                    target_of="value",
+                    ratio_of=(f"depends.{mode}.{era}.injected.cpu_us", f"depends.{mode}.{era}.plain.cpu_us"),
+                )
+            )
     return metrics
 
 

@@ -35,6 +35,7 @@ from bench.baseline import ALIASES, Baseline, BaselineError, compile_sources, pr
 from bench.clients import client_calls, testing_calls
 from bench.cluster import SERVED_BY, Balancer, RedisServer
 from bench.compose import gateway_calls, mount_calls
+from bench.depends import depends_calls
 from bench.driver import (
     ACCEPT_BOTH,
     TASKS_EXTENSION,
@@ -102,6 +103,7 @@ SCENARIO_GROUPS = (
     "store",
     "scaleout",
     "tasks",
+    "depends",
     "client",
     "compose",
     "openapi",
@@ -195,7 +197,7 @@ def server_env() -> dict[str, str]:
     # set them. And OTEL_*: the SDK the otel variant configures reads them (sampler, limits,
     # OTEL_SDK_DISABLED), the shell must not.
     unset = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "TOOLKIT_STORE")
-    for name in (*unset, "BENCH_MIDDLEWARE", "BENCH_MOUNT", "BENCH_UPSTREAM"):
+    for name in (*unset, "BENCH_MIDDLEWARE", "BENCH_MOUNT", "BENCH_UPSTREAM", "BENCH_DEPENDS"):
         env.pop(name, None)
     for name in [name for name in env if name.startswith("OTEL_")]:
         del env[name]
@@ -1000,6 +1002,7 @@ class Bench:
             ("store", "forecast over HTTP, memory vs redis store, both eras", self.store_calls),
             ("scaleout", "forecast via HAProxy, 1 vs 2 replicas, both eras", self.scaleout),
             ("tasks", "build_report over HTTP, plain call vs task, both eras", self.tasks_calls),
+            ("depends", "get_items_for, 2 arguments vs 2 Depends, both eras", lambda fw: depends_calls(self, fw)),
             (
                 "client",
                 "each framework's client: get_items over stdio and HTTP, both eras",

@@ -11,6 +11,10 @@ before, and ``toolkit.auth`` is not even imported.
 ``BENCH_MIDDLEWARE`` (the ``middleware`` scenario) adds a middleware or configures OpenTelemetry:
 ``passthrough``, ``logging`` or ``otel`` (see ``middleware.py``). Unset, empty or ``none``: the
 server is built exactly as without it, and ``middleware.py`` is not even imported.
+
+``BENCH_DEPENDS`` (the ``depends`` scenario) adds ``get_items_for``, taking a user and a tenant as
+arguments (``plain``) or from two dependencies (``injected``; see ``depends.py``). Unset, the server
+is built exactly as without it, and ``depends.py`` is not even imported.
 """
 
 import os
@@ -46,6 +50,10 @@ if os.environ.get("BENCH_MIDDLEWARE", "none") not in ("", "none"):
     import middleware
 
     middleware.install(server, os.environ["BENCH_MIDDLEWARE"])
+if os.environ.get("BENCH_DEPENDS"):
+    import depends
+
+    depends.install(server, os.environ["BENCH_DEPENDS"])
 
 if __name__ == "__main__":
     if config.transport == "stdio":
