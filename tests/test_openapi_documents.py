@@ -20,6 +20,8 @@ import base64
 import hashlib
 import json
 import logging
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -401,11 +403,6 @@ def test_a_ref_cycle_in_the_documents_structure_refuses_it_naming_the_place(
     assert caught.value.pointer == where
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a cycle of non-schema $refs names the place but not what to do "
-    "(locate() in openapi/pointers.py, schemas.py at HEAD); see the report's proposed diff",
-)
 def test_a_ref_cycle_in_the_documents_structure_says_what_to_do() -> None:
     hostile = document({"/pets": {"$ref": "#/paths/~1dogs"}, "/dogs": {"$ref": "#/paths/~1pets"}})
     with pytest.raises(OpenAPIDocumentError, match="point one of them at the object itself"):
@@ -428,11 +425,6 @@ def test_a_huge_enum_is_refused_above_the_bound_naming_the_place() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the huge-enum message names the place but not what to do (schemas.py, MAX_ENUM_VALUES check); "
-    "see the report's proposed diff",
-)
 def test_a_huge_enum_message_says_what_to_do() -> None:
     parameter = {"name": "code", "in": "query", "schema": {"enum": list(range(MAX_ENUM_VALUES + 1))}}
     hostile = document({"/fine": FINE, "/codes": {"get": {"parameters": [parameter], "responses": answers({})}}})
@@ -440,9 +432,25 @@ def test_a_huge_enum_message_says_what_to_do() -> None:
     assert "RouteMap" in reason
 
 
+HUNDRED_THOUSAND = """
+import json, resource, sys, time
+from toolkit import Server
+document = json.loads(sys.stdin.read())
+started = time.perf_counter()
+built = Server.from_openapi(document, base_url="http://127.0.0.1:9")
+elapsed = time.perf_counter() - started
+tools = built.openapi.items("tools")
+print(json.dumps({"tools": len(tools), "skipped": len(built.openapi.skipped), "seconds": elapsed,
+                  "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}))
+"""
+
+
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # a hang guard: the load takes ~20-30 s on 2 busy cores
 def test_a_hundred_thousand_operations_load() -> None:
-    """No bound on the number of operations (docs/openapi.md lists none): all of them load."""
+    """No bound on the number of operations (docs/openapi.md lists none): all of them load.
+
+    In a process of its own: its memory is its own, and coverage's tracing does not slow it."""
     operations = 100_000
     item = {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}}
     parameter = {"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}
@@ -451,14 +459,17 @@ def test_a_hundred_thousand_operations_load() -> None:
         f"/items{n}/{{id}}": {"get": {"operationId": f"get_items_{n}", "parameters": [parameter], "responses": listing}}
         for n in range(operations)
     }
-    before = rss_mib()
-    started = time.perf_counter()
-    built = Server.from_openapi(document(paths, {"Item": item}), base_url=NOWHERE)
-    elapsed = time.perf_counter() - started
-    assert built.openapi is not None
-    tools = built.openapi.items("tools")
-    assert len(tools) == operations and not built.openapi.skipped
-    print(f"\n{operations} operations loaded in {elapsed:.1f} s; RSS {rss_mib()} MiB ({rss_mib() - before:+d})")
+    loaded = subprocess.run(
+        [sys.executable, "-c", HUNDRED_THOUSAND],
+        input=json.dumps(document(paths, {"Item": item})),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert loaded.returncode == 0, loaded.stderr[-4000:]
+    figures = json.loads(loaded.stdout.splitlines()[-1])
+    assert figures["tools"] == operations and figures["skipped"] == 0
+    print(f"\n{operations} operations loaded in {figures['seconds']:.1f} s; peak RSS {figures['peak_rss_mib']} MiB")
 
 
 # --- where calls go ----------------------------------------------------------------------------------------

@@ -111,7 +111,8 @@ class References:
             if target in seen or target == where:
                 chain = " → ".join([where, *seen, target])
                 raise OpenAPIDocumentError(
-                    f"'{where}': its references go round in a circle ({chain}) and never reach an object",
+                    f"'{where}': its references go round in a circle ({chain}) and never reach an object; "
+                    "point one of them at the object itself",
                     pointer=where,
                 )
             seen.append(target)
@@ -128,7 +129,7 @@ class References:
         if not reference.startswith("#"):
             raise OpenAPIDocumentError(
                 f"'{where}' refers to {reference!r}, outside this document; toolkit never fetches a reference "
-                "(SEP-2106): bundle the referenced schema into this document's components and refer to it "
+                "(SEP-2106): bundle what it refers to into this document's components and refer to it "
                 "as '#/components/...'",
                 pointer=where,
             )

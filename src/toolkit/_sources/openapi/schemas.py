@@ -404,7 +404,9 @@ class SchemaTranslator:
         values = out.get("enum")
         if isinstance(values, list) and len(values) > MAX_ENUM_VALUES:
             raise self._error(
-                (trail, "enum"), f"lists {len(values)} values, more than toolkit's bound of {MAX_ENUM_VALUES}"
+                (trail, "enum"),
+                f"lists {len(values)} values, more than toolkit's bound of {MAX_ENUM_VALUES}: describe the value "
+                'without the list (a type, a pattern), or leave the operation out with RouteMap(..., kind="exclude")',
             )
 
     @staticmethod
