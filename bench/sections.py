@@ -18,6 +18,7 @@ from typing import Any
 
 ERAS = ("legacy", "modern")
 CALL_MODES = {"stdio": "stdio", "http_seq": "HTTP, one client", "http_c16": "HTTP, 16 clients"}
+UPSTREAMS = {"http": "HTTP upstream", "stdio": "stdio upstream"}  # a gateway's
 ANCHORS = ("mcp", "fastmcp")
 FLOOR = "floor"
 X = "\N{MULTIPLICATION SIGN}"  # as in 1.07 times (ruff takes the literal sign for a mistyped x)
@@ -88,10 +89,11 @@ class Section:
             object.__setattr__(self, "rows", cells)
 
 
-def _call_rows(metric: str, stat: str = "median") -> tuple[Row, ...]:
+def _era_rows(key: str, places: dict[str, str], stat: str = "median") -> tuple[Row, ...]:
+    """A row per place (a transport, an upstream) and era: ``key`` with ``{place}`` and ``{era}`` filled in."""
     return tuple(
-        Row(f"{label}, {era}", f"call.{mode}.{era}.{metric}", stat)
-        for mode, label in CALL_MODES.items()
+        Row(f"{label}, {era}", key.format(place=place, era=era), stat)
+        for place, label in places.items()
         for era in ERAS
     )
 
@@ -100,7 +102,7 @@ SECTIONS: tuple[Section, ...] = (
     Section(
         "cpu",
         "Server CPU per tools/call (µs, lower is better)",
-        _call_rows("cpu_us"),
+        _era_rows("call.{place}.{era}.cpu_us", CALL_MODES),
         "µs",
         note="get_items: one tool returning ten small pydantic models. Targets: toolkit ÷ the better anchor ≤ 1/4 "
         "over stdio, ≤ 1/3 over HTTP; toolkit ÷ the floor ≤ 2 over stdio, ≤ 1.3 over HTTP.",
@@ -155,11 +157,7 @@ SECTIONS: tuple[Section, ...] = (
     Section(
         "client",
         "Client CPU per tools/call (µs, lower is better)",
-        tuple(
-            Row(f"{label}, {era}", f"client.{transport}.{era}.cpu_us")
-            for transport, label in (("stdio", "stdio"), ("http", "HTTP"))
-            for era in ERAS
-        ),
+        _era_rows("client.{place}.{era}.cpu_us", {"stdio": "stdio", "http": "HTTP"}),
         "µs",
         note="The clients against one and the same toolkit server: toolkit.Client, mcp's Client, fastmcp's Client, "
         "each in its own process; CPU of the client process per call (lowest of 5 batches, median of the rounds). "
@@ -169,11 +167,7 @@ SECTIONS: tuple[Section, ...] = (
     Section(
         "mount",
         "A mounted tool: server CPU per call ÷ the same tool on the server itself",
-        tuple(
-            Row(f"{label}, {era}", f"compose.mount.{mode}.{era}.cpu_ratio")
-            for mode, label in (("stdio", "stdio"), ("http_seq", "HTTP"))
-            for era in ERAS
-        ),
+        _era_rows("compose.mount.{place}.{era}.cpu_ratio", {"stdio": "stdio", "http_seq": "HTTP"}),
         "x",
         note="A tool in a child server mounted under a namespace (toolkit's `Server.mount`, fastmcp's `mount`), "
         "against the same tool on the server itself, each framework's own; medians of the per-round ratios. "
@@ -185,11 +179,7 @@ SECTIONS: tuple[Section, ...] = (
     Section(
         "gateway",
         "A gateway: its process's CPU per call ÷ a direct call's server CPU",
-        tuple(
-            Row(f"{label}, {era}", f"compose.gateway.{upstream}.{era}.cpu_ratio")
-            for upstream, label in (("http", "HTTP upstream"), ("stdio", "stdio upstream"))
-            for era in ERAS
-        ),
+        _era_rows("compose.gateway.{place}.{era}.cpu_ratio", UPSTREAMS),
         "x",
         note="A gateway served over HTTP (toolkit's `Server.proxy`, fastmcp's `create_proxy`) in front of toolkit's "
         "bench server, reached over HTTP or started over stdio; the gateway process's own CPU per call over the "
@@ -257,7 +247,7 @@ GATEWAY_CPU = Section(  # the gateway's figures beside its ratios: a second tabl
     "A gateway's CPU per call and the latency it adds",
     tuple(
         row
-        for upstream, label in (("http", "HTTP upstream"), ("stdio", "stdio upstream"))
+        for upstream, label in UPSTREAMS.items()
         for era in ERAS
         for row in (
             Row(f"{label}, {era}: gateway CPU (µs)", f"compose.gateway.{upstream}.{era}.cpu_us"),

@@ -107,6 +107,7 @@ def _charts(driver: WebDriver) -> list[dict[str, Any]]:
     return charts
 
 
+@pytest.mark.timeout(300)  # the first test builds the site (mkdocs build --strict) on a busy machine
 def test_the_performance_page_fits_1280_px_without_sideways_scrolling(
     browser: WebDriver, served: str, tmp_path: Path
 ) -> None:
@@ -127,6 +128,7 @@ def test_the_performance_page_fits_1280_px_without_sideways_scrolling(
     assert shot.stat().st_size > 0
 
 
+@pytest.mark.timeout(300)
 def test_each_colour_scheme_shows_its_own_charts(browser: WebDriver, served: str) -> None:
     _open(browser, f"{served}/performance/")
     wait_until(browser, lambda: all(chart["loaded"] for chart in _charts(browser)), what="every chart loaded")
