@@ -17,6 +17,8 @@ from tests.support.stdio import StdioClient
 
 from toolkit import Server
 from toolkit._components import ToolBase
+from toolkit._content import CallOutcome
+from toolkit._schema.checks import LazyValidator
 from toolkit.testing import Client
 
 MODERN = "2026-07-28"
@@ -95,6 +97,35 @@ def test_schemas_are_checked_when_the_tool_is_built() -> None:
         ToolBase("bad", input_schema={"type": "object", "properties": {"x": {"$ref": "https://example.com/s"}}})
     with pytest.raises(ValueError, match="task='sometimes'"):
         ToolBase("bad", input_schema={"type": "object"}, task="sometimes")  # type: ignore[arg-type]
+
+
+class _Lazy(ToolBase):
+    compile_on_first_use = True
+
+    async def call(self, arguments: dict[str, Any], context: Any) -> CallOutcome:
+        return self.finish(arguments.get("echo"))
+
+
+async def test_a_tool_compiling_on_first_use_checks_its_schemas_when_built_and_validates_when_called() -> None:
+    with pytest.raises(ValueError, match="tool 'bad'"):
+        _Lazy("bad", input_schema={"type": "object", "properties": {"x": {"$ref": "https://example.com/s"}}})
+    with pytest.raises(ValueError, match="tool 'bad': output schema"):
+        _Lazy("bad", input_schema={"type": "object"}, output_schema={"type": "nonsense"})
+
+    schema = {"type": "object", "properties": {"echo": {"type": "integer"}}, "required": ["echo"]}
+    tool = _Lazy("echo", input_schema=schema, output_schema={"type": "integer", "minimum": 0})
+    validators = (tool._input_validator, tool._output_validator)
+    assert all(isinstance(v, LazyValidator) and v._compiled is None for v in validators)  # nothing kept yet
+
+    server = Server("lazy")
+    server.add_tool(tool)
+    async with Client(server) as client:
+        refused = await client.call_tool("echo", {"echo": "seven"})
+        assert refused["isError"] is True and "echo" in refused["content"][0]["text"]
+        assert (await client.call_tool("echo", {"echo": 7}))["structuredContent"] == 7
+        broken = await client.call_tool("echo", {"echo": -1})
+        assert broken["isError"] is True and "output schema" in broken["content"][0]["text"]
+    assert all(isinstance(v, LazyValidator) and v._compiled is not None for v in validators)
 
 
 async def test_a_tool_without_call_says_so() -> None:

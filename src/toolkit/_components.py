@@ -18,7 +18,7 @@ import pydantic_core
 from ._content import NO_STRUCTURED, CallOutcome, Text, ToolResult, is_content, to_blocks
 from ._errors import NotSerializable, OutputInvalid, SchemaError
 from ._functions import declared_scopes
-from ._schema.checks import check_schema, describe_errors
+from ._schema.checks import LazyValidator, Validates, check_schema, describe_errors
 from ._schema.headers import header_params
 
 if TYPE_CHECKING:
@@ -102,6 +102,10 @@ class ToolBase:
     validate_arguments = True
     """Whether the engine checks arguments against ``input_schema`` before ``call`` (off: ``call`` does)."""
 
+    compile_on_first_use = False
+    """Keep the schemas' compiled validators only once the tool is called (every schema is still
+    checked when the tool is made): for tools that come by the thousand, most never called."""
+
     def __init__(
         self,
         name: str,
@@ -139,7 +143,11 @@ class ToolBase:
         self.task_start: Literal["call", "begin_task"] = "call"
         self.max_argument_depth = max_argument_depth
         self.input_schema = dict(input_schema)
-        self._input_validator = check_schema(self.input_schema, what=f"{self._what}: input schema", assert_formats=True)
+        self._input_validator: Validates = check_schema(
+            self.input_schema, what=f"{self._what}: input schema", assert_formats=True
+        )
+        if self.compile_on_first_use:
+            self._input_validator = LazyValidator(self.input_schema, assert_formats=True)
         if self.input_schema.get("type") != "object":
             raise SchemaError(
                 f'{self._what}: an input schema must have "type": "object" at its root (tool arguments '
@@ -148,11 +156,13 @@ class ToolBase:
         self.header_params = header_params(self.input_schema, self._what)
         """``x-mcp-header`` name → property path, for the HTTP transport to check."""
         self.output_schema = dict(output_schema) if output_schema is not None else None
-        self._output_validator = None
+        self._output_validator: Validates | None = None
         if self.output_schema is not None:
             # Every structured result is checked against the advertised schema: a client that
             # validates would reject what we sent.
             self._output_validator = check_schema(self.output_schema, what=f"{self._what}: output schema")
+            if self.compile_on_first_use:
+                self._output_validator = LazyValidator(self.output_schema)
 
     async def call(self, arguments: dict[str, Any], context: CallContext) -> CallOutcome:
         """Run the tool; failures the model should see come back as ``CallOutcome.error(...)``."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Iterable, Iterator
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import jsonschema_rs
 
@@ -298,11 +298,53 @@ def compile_validator(schema: dict[str, Any] | bool, *, assert_formats: bool = F
     )
 
 
+class Validates(Protocol):
+    """What toolkit asks of a validator: a compiled ``jsonschema_rs.Validator``, or a ``LazyValidator``."""
+
+    def is_valid(self, instance: Any) -> bool: ...
+
+    def validate(self, instance: Any) -> None: ...
+
+    def iter_errors(self, instance: Any) -> Iterator[jsonschema_rs.ValidationError]: ...
+
+
+class LazyValidator:
+    """A checked schema's validator, compiled on first use and kept from then on.
+
+    For components that come by the thousand (an OpenAPI document's operations): each schema is
+    still checked, and compiled once, when it is loaded (``check_schema``), but the compiled
+    validator, tens of kilobytes of native memory for a schema with large ``$defs``, is kept only
+    for the components that are used.
+    """
+
+    __slots__ = ("_assert_formats", "_compiled", "_schema")
+
+    def __init__(self, schema: dict[str, Any], *, assert_formats: bool = False) -> None:
+        self._schema = schema
+        self._assert_formats = assert_formats
+        self._compiled: jsonschema_rs.Validator | None = None
+
+    def _validator(self) -> jsonschema_rs.Validator:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = compile_validator(self._schema, assert_formats=self._assert_formats)
+        return compiled
+
+    def is_valid(self, instance: Any) -> bool:
+        return self._validator().is_valid(instance)
+
+    def validate(self, instance: Any) -> None:
+        self._validator().validate(instance)
+
+    def iter_errors(self, instance: Any) -> Iterator[jsonschema_rs.ValidationError]:
+        return self._validator().iter_errors(instance)
+
+
 MAX_ERROR_TEXT: Final = 300
 """Longest text kept of one validation message (they quote the offending value)."""
 
 
-def describe_errors(validator: jsonschema_rs.Validator, instance: Any, *, root: str, limit: int = 5) -> list[str]:
+def describe_errors(validator: Validates, instance: Any, *, root: str, limit: int = 5) -> list[str]:
     """Human-readable validation errors, each prefixed by where in ``instance`` it is."""
     messages: list[str] = []
     errors: Iterable[jsonschema_rs.ValidationError]

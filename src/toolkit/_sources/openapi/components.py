@@ -45,6 +45,8 @@ _TEXTUAL: Final = ("text/", "application/xml", "application/javascript", "applic
 class OpenAPITool(ToolBase):
     """An operation as a tool: the arguments become an HTTP request, the 2xx answer the natural result."""
 
+    compile_on_first_use = True  # a document has a thousand operations; a session calls a few
+
     def __init__(
         self, source: OpenAPISource, operation: Operation, plan: RequestPlan, output: Output, name: str
     ) -> None:
