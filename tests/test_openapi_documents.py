@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import http.server
 import json
 import logging
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +40,7 @@ from tests.wire import assert_result_valid, assert_valid, validator
 import toolkit
 from toolkit import OpenAPI, Server
 from toolkit._schema.checks import DIALECT_2020_12, check_schema
+from toolkit._sources.openapi.documents import DocumentUnreadable, load_document
 from toolkit._sources.openapi.schemas import MAX_ENUM_VALUES, OpenAPIDocumentError
 from toolkit._sources.openapi.source import OpenAPISource
 from toolkit._versions import KNOWN_VERSIONS, LATEST_VERSION, STRUCTURED_OUTPUT_SINCE, at_least
@@ -509,3 +512,56 @@ async def test_a_servers_url_on_another_host_is_never_used_silently(petstore: st
     async with toolkit.Client(chosen) as client:
         assert not (await client.call_tool("addPet", pet)).is_error
     assert [(entry["method"], entry["path"]) for entry in recorded(decoy)] == [("POST", "/v2/pet")]
+
+
+# --- a document fetched from a URL: bounded in size and time ---------------------------------------------
+
+
+class _Hostile(http.server.BaseHTTPRequestHandler):
+    """``/declared``: a Content-Length over the bound; ``/chunked``: no length, a body over it; ``/slow``: silent."""
+
+    def do_GET(self) -> None:
+        if self.path == "/slow":
+            time.sleep(3)  # past the client's bound: it has gone, nothing is written
+            return
+        body = b'{"openapi": "3.1.0", "x": "' + b"a" * 50_000 + b'"}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        if self.path == "/declared":
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for start in range(0, len(body), 4096):
+            piece = body[start : start + 4096]
+            self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+        self.wfile.write(b"0\r\n\r\n")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def hostile_url() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_document_url_is_read_within_its_size_and_time_bounds(hostile_url: str) -> None:
+    with pytest.raises(DocumentUnreadable, match=r"/declared: \d+ bytes, over the limit of 10000 bytes"):
+        load_document(f"{hostile_url}/declared", max_bytes=10_000)
+    with pytest.raises(DocumentUnreadable, match=r"/chunked: over the limit of 10000 bytes; not read further"):
+        load_document(f"{hostile_url}/chunked", max_bytes=10_000)
+    with pytest.raises(DocumentUnreadable, match=r"not done within 0.5 s"):
+        load_document(f"{hostile_url}/slow", timeout=0.5)
+    document, url = load_document(f"{hostile_url}/chunked")  # within the default bound: read whole
+    assert document["openapi"] == "3.1.0" and url == f"{hostile_url}/chunked"

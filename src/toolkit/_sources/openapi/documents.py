@@ -156,5 +156,7 @@ def _fetch(url: str, *, max_bytes: int, timeout: float) -> bytes:
                 if time.monotonic() > deadline:
                     raise DocumentUnreadable(f"fetching the OpenAPI document {url}: not done within {timeout:g} s")
             return bytes(body)
+    except httpx.TimeoutException:
+        raise DocumentUnreadable(f"fetching the OpenAPI document {url}: not done within {timeout:g} s") from None
     except httpx.HTTPError as exc:
         raise DocumentUnreadable(f"fetching the OpenAPI document {url}: {exc or type(exc).__name__}") from None
