@@ -57,6 +57,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "_inbound",
             "_context",
             "_providers",
+            "_state",
+            "_state_providers",
             "_notifications",
             "_pages",
             "_extensions",
@@ -243,6 +245,9 @@ NOT_AT_START_UP = (
     "toolkit._answers",  # what ctx.elicit / sample / list_roots return
     "toolkit._extensions.tasks.runs",  # tasks: only once a task is asked for
     "toolkit._store.tasks",  # tasks: only for tools with task=
+    "toolkit._state",  # state: only once ctx.state or a state dependency is used
+    "toolkit._state_providers",
+    "toolkit._store.state",
     "toolkit._schema.elicitation",
     "starlette",
     "uvicorn",

@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from ._providers import CallerToken, Lifespan, ProtocolVersion, RequestHeader, RequestHeaders, ServerStore, Subject
     from ._sources.openapi.credentials import APIKey, Basic, Bearer
     from ._sources.openapi.routes import RouteMap
+    from ._state import State
+    from ._state_providers import LocalUserState, RequestState, SessionState, UserState
+    from ._store.state import StateError, StateLimitError, StateLimits
     from ._transform import ArgTransform, transform_tool
     from .client import Client
 
@@ -62,6 +65,7 @@ __all__ = [
     "Header",
     "Image",
     "Lifespan",
+    "LocalUserState",
     "McpError",
     "Message",
     "OpenAPI",
@@ -71,6 +75,7 @@ __all__ = [
     "RegistrationError",
     "RequestHeader",
     "RequestHeaders",
+    "RequestState",
     "Resource",
     "ResourceContents",
     "ResourceError",
@@ -83,12 +88,18 @@ __all__ = [
     "Selection",
     "Server",
     "ServerStore",
+    "SessionState",
+    "State",
+    "StateError",
+    "StateLimitError",
+    "StateLimits",
     "Subject",
     "Text",
     "Tool",
     "ToolError",
     "ToolResult",
     "ToolkitError",
+    "UserState",
     "__version__",
     "safe_join",
     "transform_tool",
@@ -126,6 +137,16 @@ def __getattr__(name: str) -> Any:
         from . import _providers  # noqa: PLC0415 - the built-in providers: CallerToken loads the auth wing's AccessToken
 
         value = getattr(_providers, name)
+    elif name in ("LocalUserState", "RequestState", "SessionState", "UserState"):
+        from . import _state_providers  # noqa: PLC0415 - only servers that keep state load it
+
+        value = getattr(_state_providers, name)
+    elif name == "State":
+        from ._state import State as value  # noqa: PLC0415
+    elif name in ("StateError", "StateLimitError", "StateLimits"):
+        from ._store import state  # noqa: PLC0415
+
+        value = getattr(state, name)
     elif name in ("ElicitResult", "Root", "SamplingResult"):
         from . import _answers  # noqa: PLC0415
 

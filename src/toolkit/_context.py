@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ._answers import ElicitResult, Root, SamplingResult
     from ._auth.tokens import AccessToken
     from ._server import Server
+    from ._state import Scopes
 
 T = TypeVar("T")
 
@@ -140,6 +141,17 @@ class Context:
     def lifespan(self) -> Any:
         """What the server's lifespan context manager yielded (``None`` without one)."""
         return self._services.lifespan_state()
+
+    @property
+    def state(self) -> Scopes:
+        """State kept between calls: ``ctx.state.user``, ``await ctx.state.session(handle)``, ``ctx.state.request``.
+
+        Each is a ``State`` (``get``/``set``/``incr``/``append``/``update``) on the server's store;
+        ``await ctx.state.new_session()`` mints a session handle. See docs/state.md.
+        """
+        from ._state import Scopes  # noqa: PLC0415 - on first use: a server that keeps no state never loads it
+
+        return Scopes(self._inbound, self.server)
 
     # --- logging and progress -----------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 if TYPE_CHECKING:
     from .._events import EventStore
     from .sessions import SessionRecord
+    from .state import StateStore
     from .tasks import TaskStore
 
 logger = logging.getLogger("toolkit")
@@ -83,6 +84,16 @@ class Store(ABC):
 
             self._task_store = MemoryTaskStore()
         return self._task_store
+
+    def state(self) -> StateStore:
+        """Where this store keeps per-user and per-session state (``toolkit._state``); in this process here."""
+        state: StateStore | None = getattr(self, "_state_store", None)
+        if state is None:
+            from .state import MemoryStateStore  # noqa: PLC0415 - on first use: most servers keep no state
+
+            state = MemoryStateStore()
+            self._state_store: StateStore = state
+        return state
 
     async def shared_secret(self) -> bytes | None:
         """A secret every replica of this store agrees on (for ``requestState``), or ``None``."""

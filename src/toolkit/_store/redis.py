@@ -13,6 +13,7 @@ Keys (all under ``prefix``, ``toolkit:`` by default):
 - ``r:<replica>``: a replica's lease, refreshed every few seconds while it runs;
 - ``state-secret``: the secret every replica seals ``requestState`` with, unless configured;
 - ``t:<task>`` and ``to:<owner>``: tasks (``redis_tasks.py``);
+- ``st:{<scope>}`` and ``sh:<handle>``: per-user and per-session state (``redis_state.py``);
 - the channel ``bus``: what replicas tell each other (pub/sub: at most once, in order).
 
 Uses redis-py's asyncio client (``pip install toolkit-mcp[redis]``).
@@ -26,7 +27,7 @@ import json
 import logging
 import secrets
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
@@ -42,6 +43,9 @@ from .._types import RequestId
 from .base import GET_STREAM_CLAIM_SECONDS, BusMessage, OnMessage, Store, redacted
 from .sessions import SessionRecord
 from .tasks import TaskStore
+
+if TYPE_CHECKING:
+    from .state import StateStore
 
 logger = logging.getLogger("toolkit")
 
@@ -248,6 +252,15 @@ class RedisStore(Store):
 
             self._task_store = RedisTaskStore(self)
         return self._task_store
+
+    def state(self) -> StateStore:
+        state: StateStore | None = getattr(self, "_state_store", None)
+        if state is None:
+            from .redis_state import RedisStateStore  # noqa: PLC0415 - only servers that keep state need it
+
+            state = RedisStateStore(self)
+            self._state_store = state
+        return state
 
     async def shared_secret(self) -> bytes | None:
         key = self.key("state-secret")
