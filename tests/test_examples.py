@@ -59,6 +59,7 @@ TESTED = {
     "legacy_weather.py",
     "openapi_app.py",  # toolkit run over stdio, both eras: tests/test_openapi.py
     "dependencies.py",  # toolkit run over stdio, both eras: tests/test_depends.py
+    "state_counter.py",  # over stdio and HTTP, both eras, and three replicas: tests/test_state_wire.py
 }
 
 
