@@ -39,8 +39,10 @@ async def note(text: str, state: SessionState, session: str | None = None) -> in
 
 
 @server.tool
-async def notes(state: SessionState, session: str | None = None) -> list[str]:
-    """The notes of the conversation `session` names, oldest first."""
+async def notes(state: SessionState | None, session: str | None = None) -> list[str]:
+    """The notes of the conversation `session` names, oldest first (none without a conversation)."""
+    if state is None:  # a 2026-07-28 call without a handle: no conversation, so no notes
+        return []
     kept: list[str] = await state.get("notes", list[str], [])
     return kept
 
