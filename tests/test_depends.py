@@ -744,6 +744,37 @@ def test_the_built_ins_are_typed_markers() -> None:
         Lifespan(3)  # type: ignore[arg-type]
 
 
+async def test_a_built_in_may_be_any_kind_of_provider() -> None:
+    """The extension point: a new built-in (per-user state, say) is a Builtin on a provider of any kind."""
+    from toolkit._depends import MISSING, Builtin
+
+    record: list[str] = []
+
+    async def counter_of(user: Subject | None) -> AsyncIterator[Any]:
+        if user is None:
+            yield MISSING  # nothing to give: the parameter's fallback, or the refusal
+            return
+        state = {"user": user, "calls": 1}
+        record.append(f"load {user}")
+        yield state
+        record.append(f"save {state}")
+
+    Counter = Annotated[dict[str, Any], Builtin(counter_of, "Counter", "a counter, and the request has no caller")]
+    server = Server("depends-builtin-kinds")
+
+    @server.tool
+    async def count(counter: Counter) -> int:
+        counter["calls"] += 1
+        return int(counter["calls"])
+
+    alice = AccessToken(subject="alice", client_id="app", scopes=frozenset(), expires_at=None)
+    async with Client(server, access_token=alice) as client:
+        assert value(await client.call_tool("count")) == 2
+    assert record == ["load alice", "save {'user': 'alice', 'calls': 2}"]
+    async with Client(server) as client:
+        assert text(await client.call_tool("count")) == "Tool 'count' needs a counter, and the request has no caller"
+
+
 # --- on the wire -----------------------------------------------------------------------------------
 
 

@@ -52,12 +52,17 @@ class Dependency:
 
 
 class Builtin(Dependency):
-    """A built-in provider (``_providers``): runs on the event loop, and may have nothing to give (``MISSING``)."""
+    """A built-in provider (``_providers``): runs on the event loop, and may have nothing to give (``MISSING``).
+
+    Any kind of provider: a plain ``def`` (called on the loop: a built-in never blocks), an ``async
+    def``, or a generator of either kind (one that loads something and saves it after the call).
+    """
 
     __slots__ = ("missing",)
 
     def __init__(self, provider: Callable[..., Any], label: str, missing: str) -> None:
-        super().__init__(provider, blocking=False)
+        asynchronous = inspect.iscoroutinefunction(provider) or inspect.isasyncgenfunction(provider)
+        super().__init__(provider, blocking=None if asynchronous else False)
         self.label = label
         self.missing: Final = missing
         """What the refusal says after "Tool 'x' needs ": what is missing, and why it may be."""
