@@ -474,8 +474,8 @@ class Context:
 _FASTMCP_NAMES: Final = {
     "request_context": "ctx.lifespan is what the lifespan yielded (request_context.lifespan_context), "
     "ctx.request the HTTP request, ctx.session_id and ctx.request_id the rest",
-    "get_state": "keep state in what the lifespan yields (ctx.lifespan), keyed by ctx.session_id if per session",
-    "set_state": "keep state in what the lifespan yields (ctx.lifespan), keyed by ctx.session_id if per session",
+    "get_state": "ctx.state.user / await ctx.state.session(handle) / ctx.state.request (see docs/state.md)",
+    "set_state": "ctx.state.user / await ctx.state.session(handle) / ctx.state.request (see docs/state.md)",
     "fastmcp": "ctx.server is the Server",
     "client_id": "ctx.access_token.client_id (HTTP with auth=), or ctx.client_info",
     "session": "ctx.session_id identifies the session; ctx.elicit, ctx.sample and ctx.list_roots ask the client",

@@ -12,15 +12,21 @@ docs/deployment.md.
 from ._errors import StoreUnavailable
 from ._store.base import MemoryStore, Store
 from ._store.redis import RedisEventStore, RedisStore
+from ._store.redis_state import RedisStateStore
 from ._store.sessions import SessionRecord
+from ._store.state import MemoryStateStore, StateLimits, StateStore
 from ._store.tasks import MemoryTaskStore, TaskRecord, TaskStore
 
 __all__ = [
+    "MemoryStateStore",
     "MemoryStore",
     "MemoryTaskStore",
     "RedisEventStore",
+    "RedisStateStore",
     "RedisStore",
     "SessionRecord",
+    "StateLimits",
+    "StateStore",
     "Store",
     "StoreUnavailable",
     "TaskRecord",
