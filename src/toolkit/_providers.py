@@ -153,14 +153,19 @@ def _lifespan(key: str | None) -> Builtin:
 _memory_stores: weakref.WeakKeyDictionary[Server, Store] = weakref.WeakKeyDictionary()
 
 
-def _server_store(ctx: Context) -> Store:
-    server = ctx.server
+def serving_store(server: Server) -> Store:
+    """The store ``server`` keeps its state in: the one configured (``Server(store=...)``), else one in
+    this process's memory, made on first use and the same from then on (what ``ServerStore`` gives)."""
     store = server.store
-    if store is None:  # none configured: one in this process's memory, the same for every call
+    if store is None:
         store = _memory_stores.get(server)
         if store is None:
             store = _memory_stores[server] = MemoryStore()
     return store
+
+
+def _server_store(ctx: Context) -> Store:
+    return serving_store(ctx.server)
 
 
 ServerStore = Annotated[Store, Builtin(_server_store, "ServerStore", "the server's store")]
