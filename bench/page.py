@@ -263,10 +263,12 @@ def _missed(results: dict[str, Any]) -> list[str]:
 
 
 def alt(results: dict[str, Any], section: Section) -> str:
-    """A chart's figures in words, for its alt text: each column's, per row (of the tail, the p99s)."""
+    """A chart's figures in words, for its alt text: each column's, per row it shows (of the tail, the p99s)."""
     parts = []
     for row in section.rows:
         if section.kind == "tail" and not row.label.endswith(": p99"):
+            continue
+        if section.kind == "generic" and row.key not in section.charted:
             continue
         figures = [
             f"{fw} {number(value, unit_of(results, row, section))}"

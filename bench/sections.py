@@ -265,6 +265,7 @@ GROUP_TITLES = {  # the first part of a metric key, as a heading
     "scaleout": "Scale-out",
     "tasks": "Tasks",
     "openapi": "OpenAPI",
+    "depends": "Dependencies (Depends)",
 }
 # The groups the dedicated sections cover, wholly or in the part worth a chart: never a generic section.
 COVERED = (
@@ -337,24 +338,24 @@ def has_figure(results: dict[str, Any], key: str) -> bool:
 
 
 def _generic(results: dict[str, Any], group: str, keys: list[str]) -> Section:
-    """A group no dedicated section knows: its per-call CPU figures as the chart (else its first unit's),
-    every metric of it in the table."""
+    """A group no dedicated section knows: its per-call CPU figures as the chart (or, without any, the
+    figures of its first metric's unit), every metric of it but the latencies in the table."""
     metrics = results["metrics"]
-    units = [metrics[key]["unit"] for key in keys]
-    unit = "µs" if "µs" in units else units[0]
-    charted = [key for key in keys if metrics[key]["unit"] == unit and (unit != "µs" or key.endswith("cpu_us"))]
+    cpu = [key for key in keys if key.endswith("cpu_us")]
+    unit = "µs" if cpu else metrics[keys[0]]["unit"]
+    charted = cpu or [key for key in keys if metrics[key]["unit"] == unit]
     title = GROUP_TITLES.get(group, group.replace("_", " ").capitalize())
-    tabled = [key for key in keys if key in charted or metrics[key]["unit"] == "x"]
-    rows = tuple(Row(_short(metrics[key]["label"]), key) for key in tabled)
-    return Section(
-        group,
-        f"{title}: {'server CPU per call' if unit == 'µs' else metrics[charted[0]]['label']} ({unit})",
-        rows,
-        unit,
-        ratio=False,
-        kind="generic",
-        charted=tuple(charted),
+    what = "server CPU per call" if cpu else metrics[charted[0]]["label"]
+    rows = tuple(
+        Row(
+            _short(metrics[key]["label"])
+            + ("" if metrics[key]["unit"] in (unit, "x") else f", {metrics[key]['unit']}"),
+            key,
+        )
+        for key in keys
+        if not key.endswith("p50_us")  # the latencies: the scenario's own note says what they mean
     )
+    return Section(group, f"{title}: {what} ({unit})", rows, unit, ratio=False, kind="generic", charted=tuple(charted))
 
 
 def _short(label: str) -> str:
