@@ -25,6 +25,7 @@ from toolkit import (
     LocalUserState,
     RequestState,
     Server,
+    ServerStore,
     SessionState,
     State,
     StateError,
@@ -336,6 +337,20 @@ async def test_a_configured_store_keeps_the_state_and_its_limits_apply() -> None
         assert value(await client.call_tool("count_local")) == 1
         assert await store.state().get("u.local", "calls") == "1"
         assert "over the limit of 1,000 bytes per value" in text(await client.call_tool("big"))
+
+
+async def test_without_a_configured_store_the_state_is_in_the_store_server_store_gives() -> None:
+    server = make_server()
+    seen: list[Store] = []
+
+    @server.tool
+    def the_store(store: ServerStore) -> None:
+        seen.append(store)
+
+    async with Client(server, protocol_version=MODERN) as client:
+        assert value(await client.call_tool("count_local")) == 1
+        await client.call_tool("the_store")
+    assert await seen[0].state().get("u.local", "calls") == "1"  # one store in memory, not two
 
 
 async def test_the_state_api() -> None:

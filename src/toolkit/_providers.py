@@ -13,17 +13,16 @@ Imported on first use (``toolkit.__getattr__``): ``CallerToken`` loads the auth 
 from __future__ import annotations
 
 import functools
-import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 from ._auth.tokens import AccessToken
 from ._context import Context
 from ._depends import MISSING, Builtin
-from ._store.base import MemoryStore, Store
+from ._store.base import Store, serving_store
 
 if TYPE_CHECKING:
-    from ._server import Server
+    pass
 
 
 def _caller_token(ctx: Context) -> Any:
@@ -148,20 +147,6 @@ def _lifespan(key: str | None) -> Builtin:
 
     lifespan.__qualname__ = label
     return Builtin(lifespan, label, "the lifespan's state")
-
-
-_memory_stores: weakref.WeakKeyDictionary[Server, Store] = weakref.WeakKeyDictionary()
-
-
-def serving_store(server: Server) -> Store:
-    """The store ``server`` keeps its state in: the one configured (``Server(store=...)``), else one in
-    this process's memory, made on first use and the same from then on (what ``ServerStore`` gives)."""
-    store = server.store
-    if store is None:
-        store = _memory_stores.get(server)
-        if store is None:
-            store = _memory_stores[server] = MemoryStore()
-    return store
 
 
 def _server_store(ctx: Context) -> Store:

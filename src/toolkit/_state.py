@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 import pydantic
 import pydantic_core
 
+from ._store.base import serving_store
 from ._store.state import MemoryStateStore, StateError, StateStore, check_name, check_ttl
 
 if TYPE_CHECKING:
@@ -50,8 +51,6 @@ SESSION_ARGUMENT: Final = "session"
 _REQUEST_STORE: Final = "toolkit/request-state"
 _LOCAL_USER: Final = "local"
 _stdio_sessions: weakref.WeakKeyDictionary[Session, str] = weakref.WeakKeyDictionary()
-_memory: weakref.WeakKeyDictionary[Server, StateStore] = weakref.WeakKeyDictionary()
-"""The state of each server configured without a store: in this process, the same for every call."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -224,13 +223,7 @@ class Scopes:
         self._server = server
 
     def _store(self) -> StateStore:
-        store = self._server.store
-        if store is not None:
-            return store.state()
-        state = _memory.get(self._server)
-        if state is None:
-            state = _memory[self._server] = MemoryStateStore()
-        return state
+        return serving_store(self._server).state()
 
     def _subject(self) -> str | None:
         token = self._inbound.access_token

@@ -19,9 +19,10 @@ import dataclasses
 import logging
 import secrets
 import time
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 if TYPE_CHECKING:
@@ -261,3 +262,22 @@ def redacted(url: str) -> str:
     netloc = parts.netloc.rsplit("@", 1)[1]
     # A URL with a password has a user part before its ":", empty or not (urlsplit gives "" then).
     return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{netloc}"))
+
+
+class _HasStore(Protocol):
+    store: Store | None
+
+
+_memory_stores: weakref.WeakKeyDictionary[Any, Store] = weakref.WeakKeyDictionary()
+
+
+def serving_store(server: _HasStore) -> Store:
+    """The store ``server`` keeps its state in: the one configured (``Server(store=...)``), else one in
+    this process's memory, made on first use and the same from then on (what ``ServerStore`` gives,
+    and where ``ctx.state`` keeps its values)."""
+    store = server.store
+    if store is None:
+        store = _memory_stores.get(server)
+        if store is None:
+            store = _memory_stores[server] = MemoryStore()
+    return store
