@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import pytest
 from pydantic import BaseModel
-from tests.support.redis_rig import RedisServer, redis_server
+from tests.support.redis_rig import RedisServer, redis_server, replica_stores
 
 from toolkit import (
     Context,
@@ -35,7 +35,7 @@ from toolkit import (
 )
 from toolkit._store.state import StateStore
 from toolkit.auth import AccessToken
-from toolkit.stores import MemoryStore, RedisStore, Store
+from toolkit.stores import MemoryStore, Store
 from toolkit.testing import Client
 
 pytestmark = pytest.mark.timeout(30)
@@ -54,22 +54,8 @@ def redis() -> Iterator[RedisServer]:
 @pytest.fixture(params=["memory", "redis"])
 async def stores(request: pytest.FixtureRequest) -> AsyncIterator[tuple[StateStore, StateStore]]:
     """Two replicas' state stores of one deployment (a memory store is its only replica)."""
-    made: list[Store] = []
-    if request.param == "memory":
-        made.append(MemoryStore())
-    else:
-        redis: RedisServer = request.getfixturevalue("redis")
-        if not redis.running:
-            redis.start()
-        redis.flushall()
-        made += [RedisStore(redis.url), RedisStore(redis.url)]
-    try:
-        for store in made:
-            await store.start()
-        yield made[0].state(), made[-1].state()
-    finally:
-        for store in made:
-            await store.close()
+    async with replica_stores(request) as (one, other):
+        yield one.state(), other.state()
 
 
 # --- the contract ----------------------------------------------------------------------------------

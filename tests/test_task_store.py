@@ -14,10 +14,9 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
-from tests.support.redis_rig import RedisServer, redis_server
+from tests.support.redis_rig import RedisServer, redis_server, replica_stores
 
 from toolkit._store.tasks import TaskRecord, TaskStore
-from toolkit.stores import MemoryStore, RedisStore, Store
 
 pytestmark = pytest.mark.timeout(15)
 
@@ -31,22 +30,8 @@ def redis() -> Iterator[RedisServer]:
 @pytest.fixture(params=["memory", "redis"])
 async def stores(request: pytest.FixtureRequest) -> AsyncIterator[tuple[TaskStore, TaskStore]]:
     """Two replicas' task stores of one deployment (a memory store is its only replica)."""
-    made: list[Store] = []
-    if request.param == "memory":
-        made.append(MemoryStore())
-    else:
-        redis: RedisServer = request.getfixturevalue("redis")
-        if not redis.running:
-            redis.start()
-        redis.flushall()
-        made += [RedisStore(redis.url), RedisStore(redis.url)]
-    try:
-        for store in made:
-            await store.start()
-        yield made[0].tasks(), made[-1].tasks()
-    finally:
-        for store in made:
-            await store.close()
+    async with replica_stores(request) as (one, other):
+        yield one.tasks(), other.tasks()
 
 
 def record(task_id: str = "t1", *, owner: str | None = "caller:ada", modern: bool = False, **fields: Any) -> TaskRecord:

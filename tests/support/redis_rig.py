@@ -20,13 +20,16 @@ import subprocess
 import tempfile
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 from tests.support.processes import LOCALHOST, free_port, stop
+
+if TYPE_CHECKING:
+    from toolkit.stores import Store
 
 INSTALL_HINT = "run scripts/cluster --install-only"
 
@@ -191,3 +194,28 @@ def redis_server(*, port: int | None = None, timeout: float = 10.0) -> Iterator[
         yield server
     finally:
         server.stop()
+
+
+@contextlib.asynccontextmanager
+async def replica_stores(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Store, Store]]:
+    """Two replicas' stores of one deployment, started, for a contract test parametrized
+    ``["memory", "redis"]``: one ``MemoryStore`` twice (a memory store is its only replica), or two
+    ``RedisStore``s on the module's ``redis`` fixture (started if needed, flushed); closed after."""
+    from toolkit.stores import MemoryStore, RedisStore
+
+    made: list[Store] = []
+    if request.param == "memory":
+        made.append(MemoryStore())
+    else:
+        redis: RedisServer = request.getfixturevalue("redis")
+        if not redis.running:
+            redis.start()
+        redis.flushall()
+        made += [RedisStore(redis.url), RedisStore(redis.url)]
+    try:
+        for store in made:
+            await store.start()
+        yield made[0], made[-1]
+    finally:
+        for store in made:
+            await store.close()
