@@ -245,6 +245,7 @@ NOT_AT_START_UP = (
     "toolkit._answers",  # what ctx.elicit / sample / list_roots return
     "toolkit._extensions.tasks.runs",  # tasks: only once a task is asked for
     "toolkit._store.tasks",  # tasks: only for tools with task=
+    "toolkit._extensions.apps",  # MCP Apps: only for a tool with app=
     "toolkit._state",  # state: only once ctx.state or a state dependency is used
     "toolkit._state_providers",
     "toolkit._store.state",

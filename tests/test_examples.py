@@ -47,6 +47,7 @@ TESTED = {
     "weather.py",
     "notes.py",
     "elicitation.py",
+    "apps_forecast.py",
     "asgi_mount.py",
     "conformance_server.py",
     "long_running.py",

@@ -18,6 +18,7 @@ from ._errors import (
     SchemaError,
     ToolError,
     ToolkitError,
+    URLElicitationRequired,
 )
 from ._inbound import Caller
 from ._openapi import OpenAPI
@@ -32,6 +33,7 @@ from ._versions import KNOWN_VERSIONS, LATEST_VERSION, LEGACY_VERSIONS, MODERN_V
 if TYPE_CHECKING:
     from ._answers import ElicitResult, Root, SamplingResult
     from ._events import EventStore
+    from ._extensions.apps import App, renders_apps
     from ._providers import CallerToken, Lifespan, ProtocolVersion, RequestHeader, RequestHeaders, ServerStore, Subject
     from ._sources.openapi.credentials import APIKey, Basic, Bearer
     from ._sources.openapi.routes import RouteMap
@@ -49,6 +51,7 @@ __all__ = [
     "LEGACY_VERSIONS",
     "MODERN_VERSIONS",
     "APIKey",
+    "App",
     "ArgTransform",
     "Audio",
     "Basic",
@@ -99,8 +102,10 @@ __all__ = [
     "ToolError",
     "ToolResult",
     "ToolkitError",
+    "URLElicitationRequired",
     "UserState",
     "__version__",
+    "renders_apps",
     "safe_join",
     "transform_tool",
 ]
@@ -123,6 +128,10 @@ def __getattr__(name: str) -> Any:
         from ._sources.openapi import credentials  # noqa: PLC0415
 
         value = getattr(credentials, name)
+    elif name in ("App", "renders_apps"):  # MCP Apps: only servers with an app load the extension
+        from ._extensions import apps  # noqa: PLC0415
+
+        value = getattr(apps, name)
     elif name == "RouteMap":
         from ._sources.openapi.routes import RouteMap as value  # noqa: PLC0415
     elif name in (

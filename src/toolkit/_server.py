@@ -332,6 +332,10 @@ class Server(ComposeMixin, ShapingMixin, OpenAPIMixin):
                 ``False``: it never blocks (no I/O, no sleeping, quick), so it is called on
                 the event loop, which saves the thread hand-over (about 50 µs per call);
                 its ``timeout`` cannot interrupt it there.
+            app: An MCP App the tool shows (``toolkit.App``, or its ``ui://`` URI when the
+                resource is served otherwise): ``_meta.ui.resourceUri`` on the tool, the app's
+                resource served and the ``io.modelcontextprotocol/ui`` extension declared.
+                ``app.visible_to("app")``: a tool only the app calls. See docs/apps.md.
         """
         if isinstance(fn, str):
             raise RegistrationError(
@@ -365,6 +369,12 @@ class Server(ComposeMixin, ShapingMixin, OpenAPIMixin):
             self.registry.add_tool(fn)
             return fn
         options.setdefault("timeout", self.tool_timeout)
+        app = options.pop("app", None)
+        if app is not None:  # MCP Apps: the extension's own link (loaded only by servers with an app)
+            from ._extensions.apps import link  # noqa: PLC0415
+
+            ui = link(self.engine.extensions, self.engine.add_extension, app)
+            options["meta"] = {**(options.get("meta") or {}), "ui": ui}
         with explained(fn, "tool", Context):
             tool = Tool(
                 fn,

@@ -16,7 +16,7 @@ import inspect
 import logging
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, Literal, NotRequired, Unpack, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Final, Literal, NotRequired, Unpack, get_args, get_origin
 
 import pydantic
 import pydantic_core
@@ -29,6 +29,9 @@ from ._errors import ArgumentsInvalid, McpError, OutputInvalid, RegistrationErro
 from ._functions import FACTORY, FunctionInfo, Param, failure_hint, filled, inspect_function, invoke, where_defined
 from ._schema import hints, unions
 from ._schema.checks import describe_errors
+
+if TYPE_CHECKING:
+    from ._extensions.apps import App, AppLink
 
 logger = logging.getLogger("toolkit")
 
@@ -112,6 +115,7 @@ class ToolOptions(TypedDict, total=False):
     task: TaskSupport
     task_start: Literal["call", "begin_task"]
     blocking: bool
+    app: App | AppLink | str | None
 
 
 class Tool(ToolBase):
