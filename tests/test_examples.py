@@ -61,6 +61,7 @@ TESTED = {
     "openapi_app.py",  # toolkit run over stdio, both eras: tests/test_openapi.py
     "dependencies.py",  # toolkit run over stdio, both eras: tests/test_depends.py
     "state_counter.py",  # over stdio and HTTP, both eras, and three replicas: tests/test_state_wire.py
+    "url_elicitation.py",  # toolkit run over stdio and HTTP, both eras: tests/test_elicit_url.py
 }
 
 

@@ -415,6 +415,60 @@ class Context:
         except pydantic.ValidationError as exc:
             raise ToolError(f"the user's answer does not fit {model.__name__}: {exc.errors()[0]['msg']}") from None
 
+    # --- URL-mode elicitation (2025-11-25, 2026-07-28) ----------------------------------------
+
+    @property
+    def can_elicit_url(self) -> bool:
+        """Whether ``elicit_url`` reaches this client: it declared ``elicitation.url``, its version has URL mode."""
+        inbound = self._inbound
+        return _compat.carries_url_mode(inbound.version) and _compat.accepts_url_mode(inbound.client_capabilities)
+
+    async def elicit_url(
+        self, url: str, message: str, *, elicitation_id: str | None = None, key: str | None = None
+    ) -> ElicitResult[None]:
+        """Send the user to ``url`` (URL-mode elicitation): for secrets, third-party OAuth, payments.
+
+        The answer's ``action`` says whether the user agreed to go ("accept"), refused ("decline")
+        or dismissed it ("cancel"); accepting does not mean they are done: what they do there
+        reaches your server, not the client. ``url``: ``https`` (``http`` on localhost) with no
+        credentials in it, else ``ValueError``. ``elicitation_id`` (2025-11-25; default a new
+        UUID) is what ``elicitation_complete`` names later: make your own and put it in the URL
+        to recognise the user's return. A client that did not declare ``elicitation.url``, or a
+        version without URL mode (before 2025-11-25), is refused (check ``can_elicit_url``).
+        """
+        from ._errors import new_elicitation_id, unsafe_url  # noqa: PLC0415 - URL-mode helpers, on first use
+
+        problem = unsafe_url(url)
+        if problem is not None:
+            raise ValueError(f"ctx.elicit_url in {self._target()}: {problem}")
+        if not self.can_elicit_url:
+            raise _compat.url_mode_refused(self._target(), self._inbound.version)
+        if elicitation_id is None:
+            elicitation_id = new_elicitation_id()
+        params = _compat.url_params(url, message, elicitation_id, self._inbound.version)
+        answer = await self._ask("elicitation", "elicitation/create", params, key, _valid_elicit_answer)
+        from ._answers import ElicitResult  # noqa: PLC0415 - imported on first use (see _answers)
+
+        if not _valid_elicit_answer(answer):
+            raise ToolError("the client's elicitation answer is not a valid ElicitResult")
+        return ElicitResult(answer["action"])
+
+    async def elicitation_complete(self, elicitation_id: str) -> None:
+        """Tell the client the user finished at the URL of ``elicit_url`` (or ``URLElicitationRequired``).
+
+        2025-11-25: ``notifications/elicitation/complete`` on this request's stream (the client
+        that was asked, as the spec requires). 2026-07-28 has no such notification: the client
+        learns it when it retries, so nothing is sent; neither before 2025-11-25.
+        """
+        notification = _compat.completion_notification(elicitation_id, self._inbound.version)
+        if notification is not None:
+            await self._inbound.send(notification)
+
+    def _target(self) -> str:
+        params = self._inbound.params
+        name = params.get("name", params.get("uri"))
+        return f"{self._inbound.method} {name!r}" if name is not None else self._inbound.method
+
     async def sample(
         self,
         messages: str | Sequence[dict[str, Any]],

@@ -21,6 +21,8 @@ RESOURCE_NOT_FOUND: Final = -32002
 HEADER_MISMATCH: Final = -32020
 MISSING_CAPABILITY: Final = -32021
 UNSUPPORTED_VERSION: Final = -32022
+URL_ELICITATION_REQUIRED: Final = -32042
+"""2025-11-25 client/elicitation, "URL Elicitation Required Error"; 2026-07-28 reserves it unused."""
 
 
 # --- public --------------------------------------------------------------------------------------
@@ -116,6 +118,72 @@ class ClientError(ToolkitError):
         self.code = error.get("code")
 
 
+class URLElicitationRequired(McpError, ClientError):
+    """The request cannot go on until the user has been to a URL (JSON-RPC error -32042, 2025-11-25).
+
+    A tool raises it, for instance when it needs the user's token for a third-party service it
+    does not have yet: ``raise URLElicitationRequired(url, "Connect your GitHub account")``; the
+    client shows the URL, the user goes there, the client calls again. ``also(...)`` adds another
+    URL. ``elicitation_id`` defaults to a new UUID; give your own to recognise the user's return
+    (put it in the URL). The URL must be ``https`` (``http`` only on localhost) and carry no
+    credentials (2025-11-25 client/elicitation, "Safe URL Handling"): else ``ValueError``.
+
+    ``toolkit.Client`` raises it too (a ``ClientError``) when a server answers -32042;
+    ``elicitations`` then holds what the server sent (``mode``, ``elicitationId``, ``url``,
+    ``message``), unchecked.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        message: str,
+        *,
+        elicitation_id: str | None = None,
+        text: str = "This request requires more information.",
+    ) -> None:
+        self._start(text, [])
+        self.also(url, message, elicitation_id=elicitation_id)
+
+    def _start(self, text: str, elicitations: list[dict[str, Any]]) -> None:
+        # Not McpError.__init__: through the MRO its super() is ClientError's, which takes an error object.
+        Exception.__init__(self, text)
+        self.message = text
+        self.elicitations = elicitations
+        self.data: dict[str, Any] = {"elicitations": elicitations}
+        self.code: int = URL_ELICITATION_REQUIRED
+        self.http_status = 200
+        self.http_headers: dict[str, str] = {}
+        self.error = {"code": URL_ELICITATION_REQUIRED, "message": text, "data": self.data}
+
+    def also(self, url: str, message: str, *, elicitation_id: str | None = None) -> URLElicitationRequired:
+        """One more URL the user must visit before the request can go on; ``self``, to raise."""
+        problem = unsafe_url(url)
+        if problem is not None:
+            raise ValueError(f"URLElicitationRequired: {problem}")
+        if elicitation_id is None:
+            elicitation_id = new_elicitation_id()
+        self.elicitations.append({"mode": "url", "elicitationId": elicitation_id, "url": url, "message": message})
+        return self
+
+    @property
+    def urls(self) -> list[str]:
+        return [str(each.get("url")) for each in self.elicitations]
+
+    @classmethod
+    def received(cls, error: dict[str, Any]) -> URLElicitationRequired:
+        """The error a server sent (a client's view): its URL elicitations as they came."""
+        data = error.get("data")
+        listed = data.get("elicitations") if isinstance(data, dict) else None
+        elicitations = [each for each in listed if isinstance(each, dict)] if isinstance(listed, list) else []
+        received = cls.__new__(cls)
+        received._start(str(error.get("message") or "URL elicitation required"), elicitations)
+        received.error = error
+        return received
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message} (open: {', '.join(self.urls) or 'no URL given'})"
+
+
 class ElicitationSchemaError(ToolkitError, TypeError):
     """``ctx.elicit(...)`` was given a schema elicitation cannot carry (flat objects of primitives only)."""
 
@@ -174,3 +242,49 @@ class NotSerializable(OutputInvalid):
 
 class Unsupported(Exception):
     """This core schema needs pydantic's own generator (the fast translator cannot do it)."""
+
+
+# --- URL-mode elicitation (the server's rules, checked where a URL is given) ----------------------
+
+_LOCAL_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "::1"})
+_CREDENTIAL_PARAMETERS: Final = frozenset(
+    {"access_token", "refresh_token", "id_token", "password", "passwd", "client_secret", "api_key", "apikey"}
+)
+
+
+def unsafe_url(url: str) -> str | None:
+    """Why ``url`` may not be sent in a URL-mode elicitation, or ``None`` when it may.
+
+    2025-11-25 client/elicitation, "Safe URL Handling": HTTPS outside development (``http`` is
+    accepted for localhost only), no credentials and nothing pre-authenticated in the URL (no
+    user-info part, no query parameter named like a credential).
+    """
+    from urllib.parse import parse_qsl, urlsplit  # noqa: PLC0415 - only a server sending URLs needs it
+
+    if not isinstance(url, str) or not url or any(char.isspace() or ord(char) < 32 for char in url):
+        return f"{url!r} is not a URL (no spaces or control characters; give an absolute https:// URL)"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as exc:
+        return f"{url!r} is not a valid URL ({exc})"
+    if parts.scheme not in ("https", "http") or not host:
+        return f"{url!r} is not an absolute http(s) URL; give https://host/path"
+    if parts.scheme == "http" and host not in _LOCAL_HOSTS:
+        return f"{url!r} uses http; the user is sent to it with their secrets: use https (http only for localhost)"
+    if parts.username is not None or parts.password is not None:
+        return f"the URL {parts.scheme}://{host}... carries credentials (user:password@); the URL must not hold any"
+    named = sorted({name for name, _ in parse_qsl(parts.query)} & _CREDENTIAL_PARAMETERS)
+    if named:
+        return (
+            f"the URL carries {', '.join(named)} in its query: a URL sent to the client must hold no credentials "
+            "(keep them on the server, bound to the user; put only an opaque id in the URL)"
+        )
+    return None
+
+
+def new_elicitation_id() -> str:
+    """A fresh, unguessable ``elicitationId`` (a UUID, as the spec's examples use)."""
+    import uuid  # noqa: PLC0415 - only a server sending URLs needs it
+
+    return str(uuid.uuid4())

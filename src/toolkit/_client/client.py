@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from .._errors import ClientError, ToolkitError
+from .questions import declared, elicitation_handler, url_elicitation_required
 from .results import CallToolResult, ToolView, parse_into, text_value, tool_failed
 from .session import AUTO, ClientSession, Handler, Progress
 from .subscriptions import FILTER_FIELDS, Subscription
@@ -41,7 +42,10 @@ class Client:
       string or an ``httpx.Auth`` (``toolkit.client.OAuth`` for the OAuth flow).
     - ``elicitation``, ``sampling``, ``roots``: answer the server's questions (each gets the
       request's ``params`` and returns its result); a client without one does not declare the
-      capability.
+      capability. ``elicitation`` answers form mode; ``elicitation_url`` URL mode (it gets
+      ``url``, ``message`` and, over 2025-11-25, ``elicitationId``, and returns "accept",
+      "decline" or "cancel"; with it the client declares ``elicitation.url``). A server's
+      error -32042 raises ``URLElicitationRequired`` (a ``ClientError``) with its URLs.
     - ``on_log``: each log message's ``params``; ``on_notification``: every notification.
     - ``raise_on_error``: ``call_tool`` raises ``ToolCallFailed`` (a ``ToolError``) for a
       result the tool marked ``isError``; ``check_output``: results are checked against the
@@ -61,6 +65,7 @@ class Client:
         client_info: dict[str, Any] | None = None,
         log_level: str | None = None,
         elicitation: Handler | None = None,
+        elicitation_url: Handler | None = None,
         sampling: Handler | None = None,
         roots: Handler | None = None,
         on_log: Callback | None = None,
@@ -79,7 +84,12 @@ class Client:
         self.auth = auth
         self.client_info = client_info or {"name": "toolkit-client", "version": "1.0"}
         self.log_level = log_level
-        self.handlers = {"elicitation/create": elicitation, "sampling/createMessage": sampling, "roots/list": roots}
+        self.handlers = {
+            "elicitation/create": elicitation_handler(elicitation, elicitation_url),
+            "sampling/createMessage": sampling,
+            "roots/list": roots,
+        }
+        self.capabilities = declared(self.handlers, form=elicitation is not None, url=elicitation_url is not None)
         self.on_log = on_log
         self.on_notification = on_notification
         self.raise_on_error = raise_on_error
@@ -106,7 +116,11 @@ class Client:
         stack = contextlib.AsyncExitStack()
         try:
             session = await self.open_session(
-                stack, handlers=self.handlers, on_message=self._observe, log_level=self.log_level
+                stack,
+                capabilities=self.capabilities,
+                handlers=self.handlers,
+                on_message=self._observe,
+                log_level=self.log_level,
             )
         except BaseException:
             await stack.aclose()
@@ -263,7 +277,13 @@ class Client:
         """
         view = await self._view(name)
         params = {"name": name, "arguments": dict(arguments or {})}
-        raw = await self.session.follow_input("tools/call", params, meta=meta, timeout=timeout, progress=progress)
+        try:
+            raw = await self.session.follow_input("tools/call", params, meta=meta, timeout=timeout, progress=progress)
+        except ClientError as exc:
+            required = url_elicitation_required(exc)
+            if required is exc:
+                raise
+            raise required from None
         return self._read(name, raw, view, into, raise_on_error)
 
     def _read(

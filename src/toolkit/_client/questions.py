@@ -4,6 +4,10 @@ Legacy: the server sends a request over the session and ``reply`` builds the res
 failing or missing handler is a JSON-RPC error, ``ping`` is answered here). 2026-07-28: an
 ``input_required`` result lists the questions and ``answer`` gives each one's answer for the
 next round. Either way an accepted form elicitation gets its schema's defaults (``completed``).
+
+Elicitation has two modes (2025-11-25, 2026-07-28 client/elicitation), each with its own handler:
+``elicitation_handler`` sends each question to the one for its mode, and a mode without one is
+refused with -32602 as the spec requires; ``declared`` says which modes the client supports.
 """
 
 from __future__ import annotations
@@ -12,7 +16,15 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
-from .._errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ToolkitError
+from .._errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    URL_ELICITATION_REQUIRED,
+    ClientError,
+    ToolkitError,
+    URLElicitationRequired,
+)
 
 logger = logging.getLogger("toolkit.client")
 
@@ -25,6 +37,10 @@ QUESTIONS: Final = {"elicitation": "elicitation/create", "sampling": "sampling/c
 
 class NoHandler(ToolkitError, LookupError):
     """The server asked for input (elicitation, sampling, roots) and this client has no handler for it."""
+
+
+class UnsupportedMode(ToolkitError, ValueError):
+    """The server asked for elicitation in a mode this client has no handler for (and did not declare)."""
 
 
 class InputRounds(ToolkitError):
@@ -54,6 +70,8 @@ async def reply(handlers: Mapping[str, Handler], message: dict[str, Any]) -> dic
     else:
         try:
             response["result"] = await answer(handlers, method, message.get("params") or {})
+        except UnsupportedMode as exc:  # 2025-11-25 client/elicitation, "Error Handling"
+            response["error"] = {"code": INVALID_PARAMS, "message": f"Invalid params: {exc}"}
         except Exception as exc:
             logger.exception("the %s handler failed", method)
             response["error"] = {"code": INTERNAL_ERROR, "message": f"the client's {method} handler failed: {exc}"}
@@ -78,3 +96,40 @@ def completed(method: str, params: Any, answer: Any) -> Any:
         if name not in filled and isinstance(field, dict) and "default" in field:
             filled[name] = field["default"]
     return {**answer, "content": filled}
+
+
+def elicitation_handler(form: Handler | None, url: Handler | None) -> Handler | None:
+    """The ``elicitation/create`` handler: each question to ``form`` or ``url`` by its ``mode``.
+
+    A URL handler gets ``{"mode": "url", "url", "message", "elicitationId"}`` (no id over
+    2026-07-28) and returns ``"accept"``, ``"decline"`` or ``"cancel"`` (or the whole result).
+    """
+    if form is None and url is None:
+        return None
+
+    async def handle(params: dict[str, Any]) -> Any:
+        mode = params.get("mode", "form") if isinstance(params, dict) else "form"
+        chosen = url if mode == "url" else form if mode == "form" else None
+        if chosen is None:
+            raise UnsupportedMode(f"the server asked for {mode}-mode elicitation, which this client does not support")
+        given = chosen(params)
+        reply = await given if isinstance(given, Awaitable) else given
+        return {"action": reply} if mode == "url" and isinstance(reply, str) else reply
+
+    return handle
+
+
+def declared(handlers: Mapping[str, Handler | None], *, form: bool, url: bool) -> dict[str, Any]:
+    """The client capabilities the handlers stand for: ``elicitation: {}`` is form mode only (the
+    spec's backwards-compatible form), ``{"url": {}}`` is added with a URL handler."""
+    capabilities: dict[str, Any] = {name: {} for name, method in QUESTIONS.items() if handlers.get(method) is not None}
+    if url:
+        capabilities["elicitation"] = {"form": {}, "url": {}} if form else {"url": {}}
+    return capabilities
+
+
+def url_elicitation_required(error: ClientError) -> ClientError:
+    """The server's error -32042 as ``URLElicitationRequired`` (its URLs at hand); any other as it is."""
+    if error.code == URL_ELICITATION_REQUIRED and not isinstance(error, URLElicitationRequired):
+        return URLElicitationRequired.received(error.error)
+    return error

@@ -33,12 +33,23 @@ re-exported here:
   its ``CallToolResult`` (``call_result``) and the inverse, from a result any era's server sent
   back to the natural outcome (``natural_outcome``); the tools page's per-era view of one result
   (``era_shapes``, ``era_results``, ``reshape_result``).
+- ``elicitation``: URL-mode elicitation per version (``url_params``, ``completion_notification``,
+  ``url_input_requests``: error -32042 as a modern round, ``url_mode_refused``, ``carries_url_mode``,
+  ``accepts_url_mode``).
 - ``tasks``: tool calls run as tasks, in the 2025-11-25 experimental form and the 2026-07-28
   extension (capabilities, task views, the task errors, ``related_task``).
 """
 
 from .._types import TASKS_EXTENSION
 from .blocks import WireBlock, content_blocks
+from .elicitation import (
+    accepts_url_mode,
+    carries_url_mode,
+    completion_notification,
+    url_input_requests,
+    url_mode_refused,
+    url_params,
+)
 from .envelope import (
     cacheable,
     envelop,
@@ -83,6 +94,12 @@ from .tools import (
 )
 
 __all__ = [
+    "url_mode_refused",
+    "url_params",
+    "url_input_requests",
+    "completion_notification",
+    "carries_url_mode",
+    "accepts_url_mode",
     "EXPERIMENTAL_TASKS_VERSION",
     "RELATED_TASK_KEY",
     "RESULT_KEY",
