@@ -8,12 +8,18 @@ from typing import Any, Literal
 
 from bench.driver import Era
 
-FRAMEWORKS = ("toolkit", "mcp", "fastmcp", "floor")  # the columns, in this order (a baseline follows toolkit)
+# The columns, in this order (a baseline follows toolkit).
+FRAMEWORKS = ("toolkit", "mcp", "fastmcp", "floor", "node", "node2")
 ANCHORS = ("mcp", "fastmcp")  # what "best anchor" is picked from
 # The frameworkless floor (bench/servers/floor_server.py): the least work any correct Python server
 # does per call. A lower bound toolkit is measured against, not a competitor: never an anchor.
 FLOOR = "floor"
 FLOOR_UNSUPPORTED = "the floor serves get_items only (the calls and import groups)"
+# The Node peers (bench/servers/node/): the TypeScript SDK's McpServer, 1.x (node) and 2.x (node2).
+# Not anchors: toolkit / best Node column is its own ratio, with its own target (``node_target``).
+NODES = ("node", "node2")
+NODE_GROUPS = ("import", "calls", "rss")  # what the Node columns run; every other group says n/a
+NODE_UNSUPPORTED = "the Node columns serve get_items and an empty server only (the import, calls and rss groups)"
 ERAS: tuple[Era, ...] = ("legacy", "modern")
 CALL_MODES = {"stdio": "stdio", "http_seq": "HTTP sequential", "http_c16": "HTTP 16 clients"}
 # The auth scenario's two batches: one reusable token on every call, or a new token on every call.
@@ -109,6 +115,7 @@ class Metric:
     # A derived metric: per framework and round, the sample of key [0] divided by that of key [1].
     ratio_of: tuple[str, str] | None = None
     floor_target: Fraction | None = None  # toolkit / floor must be <= this (when the floor is in the run)
+    node_target: Fraction | None = None  # toolkit / best Node column must be <= this (when one is in the run)
 
 
 def _catalogue() -> list[Metric]:
@@ -125,6 +132,7 @@ def _catalogue() -> list[Metric]:
                     "µs",
                     target=target,
                     floor_target=floor,
+                    node_target=Fraction(1),
                 ),
                 Metric(f"call.{mode}.{era}.calls_per_s", f"get_items calls/s ({where})", "1/s", "higher"),
                 Metric(f"call.{mode}.{era}.p50_us", f"get_items p50 latency ({where})", "µs"),
@@ -186,6 +194,7 @@ def _catalogue() -> list[Metric]:
                 "ms",
                 target=Fraction(1, 3),
                 floor_target=Fraction(5, 4),
+                node_target=Fraction(1),
             ),
             Metric(f"spawn.{era}.first_tool_ms", f"spawn -> first tool result (stdio, {era})", "ms"),
         ]
@@ -531,6 +540,13 @@ class Collector:
         floor_met = None
         if ratio_floor is not None and metric.floor_target is not None:
             floor_met = ratio_floor <= metric.floor_target
+        nodes = {fw: medians[fw] for fw in NODES if medians.get(fw) is not None}
+        best_node = (min if metric.better == "lower" else max)(nodes, key=nodes.__getitem__) if nodes else None
+        ratios_node = {fw: toolkit / value for fw, value in nodes.items() if toolkit is not None and value}
+        ratio_node = ratios_node.get(best_node) if best_node is not None else None
+        node_met = None
+        if ratio_node is not None and metric.node_target is not None:
+            node_met = ratio_node <= metric.node_target
         return {
             "label": metric.label,
             "unit": metric.unit,
@@ -548,6 +564,11 @@ class Collector:
             "floor_target": str(metric.floor_target) if metric.floor_target is not None else None,
             "ratio_toolkit_floor": ratio_floor,
             "floor_target_met": floor_met,
+            "node_target": str(metric.node_target) if metric.node_target is not None else None,
+            "best_node": best_node,
+            "ratio_toolkit_best_node": ratio_node,
+            "ratio_toolkit_node": ratios_node,
+            "node_target_met": node_met,
             "frameworks": {
                 fw: {
                     "samples": cell.samples,

@@ -21,6 +21,7 @@ from bench.metrics import (
     METRICS_BY_KEY,
     MIDDLEWARE_MODES,
     MIDDLEWARE_VARIANTS,
+    NODES,
     REPLICA_COUNTS,
     STORE_TARGET,
     STORE_VARIANTS,
@@ -175,8 +176,11 @@ def table(results: dict[str, Any]) -> str:
     by_baseline = [f"toolkit/{baseline}"] if baseline else []
     floor = FLOOR in results["frameworks"]
     by_floor = ["toolkit/floor"] if floor else []
-    header = ["metric", "unit", *frameworks, "toolkit/best anchor", *by_floor, *by_baseline, "target"]
+    node = any(fw in results["frameworks"] for fw in NODES)
+    by_node = ["toolkit/node"] if node else []
+    header = ["metric", "unit", *frameworks, "toolkit/best anchor", *by_floor, *by_node, *by_baseline, "target"]
     header += ["floor target"] if floor else []
+    header += ["node target"] if node else []
     rows: list[list[str]] = []
     for metric in METRICS:
         summary = results["metrics"].get(metric.key)
@@ -201,6 +205,9 @@ def table(results: dict[str, Any]) -> str:
         if floor:
             ratio = summary.get("ratio_toolkit_floor")
             row.append(_ratio(ratio) if ratio is not None else "-")
+        if node:
+            ratio = summary.get("ratio_toolkit_best_node")
+            row.append(f"{_ratio(ratio)} ({summary['best_node']})" if ratio is not None else "-")
         if baseline:
             ratio = summary.get("ratio_toolkit_baseline")
             row.append(_change(ratio) if ratio is not None else "-")
@@ -212,6 +219,9 @@ def table(results: dict[str, Any]) -> str:
         if floor:
             bound = f"{float(metric.floor_target):g}x" if metric.floor_target is not None else ""
             row.append(f"≤ {bound} {VERDICTS[summary.get('floor_target_met')]}" if bound else "")
+        if node:
+            bound = f"{float(metric.node_target):g}x" if metric.node_target is not None else ""
+            row.append(f"≤ {bound} {VERDICTS[summary.get('node_target_met')]}" if bound else "")
         rows.append(row)
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     right = set(range(2, header.index("target")))  # the figures and ratios; the targets read left to right
@@ -248,6 +258,14 @@ def table(results: dict[str, Any]) -> str:
                 "(it is not an anchor); floor target = the bound on toolkit/floor"
             ]
             if floor
+            else []
+        ),
+        *(
+            [
+                "node, node2: the TypeScript SDK's McpServer, 1.x and 2.x (bench/servers/node/); toolkit/node = "
+                "toolkit / the lower Node median (the higher for calls/s); node target = the bound on it"
+            ]
+            if node
             else []
         ),
         *(

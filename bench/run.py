@@ -19,6 +19,7 @@ import json
 import math
 import os
 import secrets
+import shutil
 import signal
 import statistics
 import sys
@@ -58,6 +59,9 @@ from bench.metrics import (
     MIDDLEWARE_METRICS,
     MIDDLEWARE_MODES,
     MIDDLEWARE_VARIANTS,
+    NODE_GROUPS,
+    NODE_UNSUPPORTED,
+    NODES,
     REPLICA_COUNTS,
     SCALEOUT_CPU,
     STORE_ERAS,
@@ -73,6 +77,9 @@ SERVERS = ROOT / "bench" / "servers"
 RESULTS = ROOT / "bench" / "results"
 ANCHORS_PYTHON = ROOT / ".bench" / "anchors-venv" / "bin" / "python"
 TOOLKIT_PYTHON = ROOT / ".venv" / "bin" / "python"
+# The Node columns: scripts/bench installs bench/servers/node there (npm ci) and copies its .mjs beside.
+NODE_DIR = ROOT / ".bench" / "node"
+NODE_SERVERS = {"node": "server.mjs", "node2": "server2.mjs"}
 WEATHER = ROOT / "examples" / "weather.py"  # the store and scaleout scenarios' app
 FORECAST_HOURS = 24
 # Its forecast tool, with the arguments of bench/load.py's mix.
@@ -150,6 +157,8 @@ class Framework:
 
     @property
     def server(self) -> Path:
+        if self.kind in NODES:
+            return NODE_DIR / NODE_SERVERS[self.kind]
         return SERVERS / f"{self.kind}_server.py"
 
     def environ(self, base: dict[str, str]) -> dict[str, str]:
@@ -319,11 +328,14 @@ class Bench:
     # --- scenarios ----------------------------------------------------------------------------
 
     async def imports(self, fw: Framework) -> None:
-        code = f"import time; t = time.perf_counter(); {IMPORTS[fw.kind]}; print(time.perf_counter() - t)"
+        code = f"import time; t = time.perf_counter(); {IMPORTS.get(fw.kind)}; print(time.perf_counter() - t)"
+        argv = [str(fw.python), "-c", code]
+        if fw.kind in NODES:
+            argv = [str(fw.python), str(NODE_DIR / "import.mjs"), fw.kind]
 
         async def body() -> None:
             for _ in range(self.s.import_runs):
-                out = await _run([str(fw.python), "-c", code], self.envs[fw.name], 120.0)
+                out = await _run(argv, self.envs[fw.name], 120.0)
                 self.collector.add("import_ms", fw.name, float(out.strip().splitlines()[-1]) * 1e3)
 
         await self._guard(fw, ["import_ms"], body)
@@ -1033,11 +1045,17 @@ class Bench:
         for round_no in range(1, self.s.rounds + 1):
             self.round = self.collector.round = round_no
             print(f"== round {self.round}/{self.s.rounds}", flush=True)
-            for _, description, scenario in self.scenarios(selected):
+            for group, description, scenario in self.scenarios(selected):
                 started = time.perf_counter()
                 for fw in runnable:
+                    if fw.kind in NODES and group not in NODE_GROUPS:
+                        continue  # said n/a below, for every metric the other columns measured
                     await scenario(fw)
                 print(f"  {description}: {time.perf_counter() - started:.1f}s", flush=True)
+        for fw in runnable:
+            if fw.kind in NODES:
+                missing = [key for key, cells in self.collector.cells.items() if cells and fw.name not in cells]
+                self.collector.unsupported(missing, fw.name, NODE_UNSUPPORTED)
 
 
 def _merge(into: dict[str, Any] | None, figures: dict[str, Any]) -> dict[str, Any]:
@@ -1077,6 +1095,17 @@ async def _run(argv: list[str], env: dict[str, str], timeout: float) -> str:
 
 async def _probe(fw: Framework, env: dict[str, str]) -> None:
     """Is the framework importable, from where it should be, and which versions are in play?"""
+    if fw.kind in NODES:
+        if not (NODE_DIR / "node_modules").is_dir():
+            fw.available, fw.reason = False, f"{NODE_DIR}/node_modules does not exist (scripts/bench installs it)"
+            return
+        try:
+            out = await _run([str(fw.python), str(NODE_DIR / "import.mjs"), fw.kind, "--probe"], env, 120.0)
+        except Exception as exc:
+            fw.available, fw.reason = False, str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
+            return
+        fw.version, fw.python_version, fw.module_file = out.splitlines()[-3:]
+        return
     if not fw.python.exists():
         fw.available, fw.reason = False, f"{fw.python} does not exist"
         return
@@ -1249,6 +1278,8 @@ async def main_async(args: argparse.Namespace) -> int:
         if name in names:
             # The floor needs pydantic and uvicorn, both in toolkit's .venv (not the anchors' venv).
             python = TOOLKIT_PYTHON if name in ("toolkit", FLOOR) else ANCHORS_PYTHON
+            if name in NODES:
+                python = Path(shutil.which("node") or "node")
             # In a before/after run the "after" column must really be this tree's src/ too.
             src = ROOT / "src" if name == "toolkit" and baseline is not None else None
             frameworks.append(Framework(name, python, kind=name, src=src))
@@ -1263,7 +1294,8 @@ async def main_async(args: argparse.Namespace) -> int:
     await asyncio.gather(*(_probe(fw, fw.environ(env)) for fw in frameworks))
     width = max(len(fw.name) for fw in frameworks)
     for fw in frameworks:
-        state = f"{fw.version} (Python {fw.python_version})" if fw.available else f"UNAVAILABLE: {fw.reason}"
+        runtime = fw.python_version if fw.kind in NODES else f"Python {fw.python_version}"
+        state = f"{fw.version} ({runtime})" if fw.available else f"UNAVAILABLE: {fw.reason}"
         where = f" from {fw.module_file}" if fw.available and fw.src is not None else ""
         print(f"{fw.name:{width}} {state}{where}", flush=True)
     if not any(fw.available for fw in frameworks):

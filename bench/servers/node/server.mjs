@@ -22,8 +22,11 @@ const config = loadConfig();
 
 function build() {
     const server = new McpServer({ name: 'bench', version: '1.0.0' });
-    if (config.workload === 'items') {
-        server.registerTool('get_items', itemsTool(z), getItems);
+    const tool = server.registerTool('get_items', itemsTool(z), getItems);
+    if (config.workload === 'empty') {
+        // No tools, but tools/list answered (with none), as every other column's empty server does:
+        // McpServer installs its tools/list handler with the first tool, and keeps it when it goes.
+        tool.remove();
     }
     return server;
 }
