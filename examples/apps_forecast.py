@@ -46,7 +46,12 @@ function draw(result) {
   document.body.dataset.days = String(data.days.length);
 }
 app.ontoolresult = draw;
-await app.connect();
+try {
+  await app.connect();
+} catch (error) {
+  title.textContent = `Could not connect to the host: ${error.message}`;
+  throw error;
+}
 for (const button of document.querySelectorAll("button[data-days]")) {
   button.addEventListener("click", async () => {
     const city = (title.textContent.split(":")[0] || "Paris");

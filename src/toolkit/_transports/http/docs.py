@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import html
 import json
+import re
+import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -34,8 +36,14 @@ _ASSETS: Final = {
 # Images: the page's own, inline (data:) images of results, and https icons tools declare.
 _PAGE_CSP: Final = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; "
-    "media-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    "media-src 'self' data:; connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'"
 )
+# An MCP App's frame ({base}/sandbox, framed sandbox="allow-scripts" by the page: an opaque origin).
+# Its own inline code and what its _meta.ui.csp declares, nothing else: no 'self' (it would name
+# the server, and the app may not reach the MCP endpoint), no network unless declared.
+_CSP_ORIGIN: Final = re.compile(r"(?:https?|wss?)://(?:\*\.)?[A-Za-z0-9.-]+(?::[0-9]{1,5})?/?")
+_CSP_KEYS: Final = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
 # Everything else the page's routes answer (its script, style, JSON, errors) is never a document
 # to render: were one opened as a page, it could run and load nothing, and nobody may frame it.
 _OTHER_CSP: Final = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -90,7 +98,7 @@ def _asset(name: str) -> bytes:
 class ToolsPage:
     """The ASGI endpoint at the page's path and below it (``page.js``, ``page.css``, ``config.json``, ``shape``)."""
 
-    names: Final = ("config.json", "shape", *_ASSETS)
+    names: Final = ("config.json", "shape", "sandbox", *_ASSETS)
     """What it serves below its path; any other name is 404."""
 
     def __init__(self, guard: HostGuard, options: PageOptions, *, mcp_path: str, auth: bool) -> None:
@@ -131,6 +139,10 @@ class ToolsPage:
         elif name == "config.json":
             body = json.dumps(self._config(scope, base)).encode()
             await _send(send, 200, body, "application/json", head=head)
+        elif name == "sandbox":
+            csp = app_csp(scope.get("query_string", b"").decode("latin-1"))
+            headers = (("x-frame-options", "SAMEORIGIN"),)
+            await _send(send, 200, self._file("sandbox.html"), "text/html; charset=utf-8", headers, csp=csp, head=head)
         elif name in _ASSETS:
             await _send(send, 200, self._file(name), _ASSETS[name], cache=_REVALIDATE, head=head)
         else:
@@ -167,6 +179,32 @@ class ToolsPage:
         await _json(send, 200, shaped)
 
 
+def app_csp(query: str) -> str:
+    """The CSP of an app's frame from ``?csp=`` (the resource's ``_meta.ui.csp`` as JSON); bad entries dropped."""
+    try:
+        declared = json.loads(urllib.parse.parse_qs(query).get("csp", ["{}"])[0])
+    except ValueError:
+        declared = {}
+    if not isinstance(declared, dict):
+        declared = {}
+
+    def origins(key: str) -> str:
+        values = declared.get(key)
+        found = (
+            [v for v in values if isinstance(v, str) and _CSP_ORIGIN.fullmatch(v)] if isinstance(values, list) else []
+        )
+        return " ".join(found[:64])
+
+    connect, resources, frames, base = (origins(key) for key in _CSP_KEYS)
+    none = "'none'"
+    return (
+        f"default-src 'none'; script-src 'unsafe-inline' {resources}; style-src 'unsafe-inline' {resources}; "
+        f"img-src data: blob: {resources}; font-src data: {resources}; media-src data: blob: {resources}; "
+        f"connect-src {connect or none}; frame-src {frames or none}; base-uri {base or none}; "
+        "form-action 'none'; object-src 'none'; frame-ancestors 'self'"
+    )
+
+
 async def _send(
     send: Send,
     status: int,
@@ -183,7 +221,10 @@ async def _send(
     if content_type is not None:
         raw.append((b"content-type", content_type.encode()))
     all_headers = (*headers, *_HEADERS, ("content-security-policy", csp), ("cache-control", cache))
-    raw += [(name.encode(), value.encode()) for name, value in all_headers]
+    framed = {name for name, _ in headers}  # the app frame's own x-frame-options replaces DENY
+    raw += [
+        (name.encode(), value.encode()) for name, value in all_headers if name not in framed or (name, value) in headers
+    ]
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": b"" if head else body})
 

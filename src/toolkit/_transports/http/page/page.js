@@ -15,6 +15,10 @@
     templates: { method: "resources/templates/list", field: "resourceTemplates", key: "uriTemplate", cap: "resources" },
     prompts: { method: "prompts/list", field: "prompts", key: "name", cap: "prompts" },
   };
+  // The page is an MCP Apps host (SEP-1865): it declares so, and renders a tool's ui:// app.
+  const UI = "io.modelcontextprotocol/ui";
+  const APP_MIME = "text/html;profile=mcp-app";
+  const HOST_CAPS = { extensions: { [UI]: { mimeTypes: [APP_MIME] } } };
   const PROPS = new Set(["value", "checked", "hidden", "disabled", "required"]);
 
   // ---- Helpers
@@ -150,7 +154,7 @@
   async function modern(method, params, name, extra, onNote) {
     const headers = { "MCP-Protocol-Version": MODERN, "Mcp-Method": method, ...extra };
     if (name != null) headers["Mcp-Name"] = headerValue(name);
-    const _meta = { ...params._meta, [`${META}protocolVersion`]: MODERN, [`${META}clientCapabilities`]: {} };
+    const _meta = { ...params._meta, [`${META}protocolVersion`]: MODERN, [`${META}clientCapabilities`]: HOST_CAPS };
     return (await rpc(method, { ...params, _meta }, headers, onNote)).result;
   }
   const legacyHeaders = (v) => ({ "MCP-Protocol-Version": v, ...(S.sessions[v] && { "Mcp-Session-Id": S.sessions[v] }) });
@@ -783,6 +787,8 @@
       const other = res.resultType && res.resultType !== "complete" ? `resultType: ${res.resultType}` : null;
       status(statusSlot, failed ? "isError" : "OK", failed ? "error" : "ok", failed ? "The tool reported an error." : other);
       blockBox.replaceChildren(...blocks(res.content));
+      const appUri = uiOf(tool).resourceUri;
+      if (typeof appUri === "string" && appUri.startsWith("ui://")) blockBox.append(appView(name, appUri, values, res));
       natural.textContent = "structuredContent" in res ? pretty(exactOf(res).structuredContent) : "(no structured content)";
       const text = list(res.content).find((b) => isObj(b) && b.type === "text");
       if (failed && text) markErrors(form, problems(String(text.text)));
@@ -807,6 +813,81 @@
       el("div", { class: "schemas" }, details("input-schema", "Input schema", tool.inputSchema),
         isObj(tool.outputSchema) && details("output-schema", "Output schema", tool.outputSchema)),
       columns(form, listingView("tools", tool.name)), result]);
+  }
+
+  // ---- MCP Apps host: the app in a sandboxed iframe (allow-scripts only: an opaque origin), its
+  // CSP set by the server on {BASE}/sandbox from the resource's _meta.ui.csp, and the host side of
+  // the app protocol over postMessage: ui/initialize, then the tool's input and result; the app's
+  // tools/call go through this page's MCP client, only to tools whose visibility includes "app".
+  const uiOf = (tool) => (isObj(tool) && isObj(tool._meta) && isObj(tool._meta.ui) ? tool._meta.ui : {});
+  async function appCallable(toolName) {
+    const tools = list((await listings(MODERN)).tools);
+    const tool = tools.find((t) => isObj(t) && t.name === toolName);
+    if (!tool) return false;
+    const visibility = uiOf(tool).visibility;
+    return !Array.isArray(visibility) || visibility.includes("app");
+  }
+  function appView(toolName, uri, args, toolResult) {
+    const slot = el("div", {});
+    const frame = el("iframe", { class: "app-frame", title: `App ${uri}`, sandbox: "allow-scripts", "data-app": uri });
+    const box = el("div", { class: "app", "data-app": uri }, el("h4", { text: `App ${uri}` }), slot, frame);
+    const reply = (id, result, error) => frame.contentWindow &&
+      frame.contentWindow.postMessage(error ? { jsonrpc: "2.0", id, error } : { jsonrpc: "2.0", id, result }, "*");
+    const notify = (method, params) => frame.contentWindow && frame.contentWindow.postMessage({ jsonrpc: "2.0", method, params }, "*");
+    let html = null;
+    const handlers = {
+      "ui/initialize": async (p) => ({
+        protocolVersion: isObj(p) && typeof p.protocolVersion === "string" ? p.protocolVersion : "2026-01-26",
+        hostInfo: { name: "toolkit tools page", version: "1" },
+        hostCapabilities: { serverTools: {}, logging: {} },
+        hostContext: { theme: "light", displayMode: "inline", availableDisplayModes: ["inline"] },
+      }),
+      ping: async () => ({}),
+      "tools/call": async (p) => {
+        const called = isObj(p) ? String(p.name) : "";
+        if (!(await appCallable(called))) throw Object.assign(new Error(`the host refuses ${called}: its _meta.ui.visibility does not include "app"`), { code: -32602 });
+        return modern("tools/call", { name: called, arguments: isObj(p.arguments) ? p.arguments : {} }, called, paramHeaders({}, {}));
+      },
+    };
+    const listener = async (event) => {
+      if (event.source !== frame.contentWindow || !isObj(event.data)) return; // only this app's own frame
+      const { id, method, params } = event.data;
+      if (method === "ui/notifications/sandbox-proxy-ready") {
+        if (html != null) frame.contentWindow.postMessage({ jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: { html } }, "*");
+        return;
+      }
+      if (method === "ui/notifications/initialized") {
+        notify("ui/notifications/tool-input", { arguments: args });
+        notify("ui/notifications/tool-result", exactOf(toolResult));
+        return;
+      }
+      if (method === "ui/notifications/size-changed" && isObj(params) && Number.isFinite(params.height)) {
+        frame.style.height = `${Math.min(Math.max(params.height, 40), 2000)}px`;
+        return;
+      }
+      if (id === undefined || typeof method !== "string") return;
+      const handler = Object.prototype.hasOwnProperty.call(handlers, method) ? handlers[method] : null;
+      if (!handler) return reply(id, undefined, { code: -32601, message: `the tools page does not implement ${method}` });
+      box.setAttribute("data-last-method", method);
+      try {
+        reply(id, await handler(params));
+      } catch (error) {
+        box.setAttribute("data-refused", String(error.message));
+        reply(id, undefined, { code: error.code || -32603, message: String(error.message) });
+      }
+    };
+    window.addEventListener("message", listener);
+    (async () => {
+      const read = await modern("resources/read", { uri }, uri).catch((error) => status(slot, errorText(error), "error"));
+      const item = read && list(read.contents).find((c) => isObj(c) && c.mimeType === APP_MIME && typeof c.text === "string");
+      if (!item) return read && status(slot, `${uri} has no ${APP_MIME} text to render`, "error");
+      const listed = list((await listings(MODERN)).resources).find((r) => isObj(r) && r.uri === uri);
+      const ui = isObj(item._meta) && isObj(item._meta.ui) ? item._meta.ui : (isObj(listed) && isObj(listed._meta) && isObj(listed._meta.ui) ? listed._meta.ui : {});
+      html = item.text;
+      frame.src = `${BASE}/sandbox?csp=${encodeURIComponent(JSON.stringify(isObj(ui.csp) ? ui.csp : {}))}`;
+      if (ui.prefersBorder === false) frame.classList.add("borderless");
+    })();
+    return box;
   }
 
   // resources/read or prompts/get: the outcome in `slot`; the result, or null after an error. Each
