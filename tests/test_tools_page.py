@@ -113,13 +113,23 @@ def _assert_hardened(answer: httpx.Response) -> None:
     headers = answer.headers
     assert headers.get("x-content-type-options") == "nosniff", where
     assert headers.get("referrer-policy") == "no-referrer", where
-    assert headers.get("x-frame-options") == "DENY", where
     policy = headers.get("content-security-policy", "")
     assert "default-src 'none'" in policy, where
-    assert "frame-ancestors 'none'" in policy, where
+    if answer.request.url.path.endswith("/sandbox") and answer.status_code == 200:
+        # An MCP App's frame (docs/apps.md): framed by the page alone, in an iframe with
+        # sandbox="allow-scripts"; it names no origin ('self' would be the server's) and reaches no network.
+        assert headers.get("x-frame-options") == "SAMEORIGIN", where
+        assert "frame-ancestors 'self'" in policy, where
+        assert "connect-src 'none'" in policy, where
+        assert "'self'" not in policy.replace("frame-ancestors 'self'", ""), where
+    else:
+        assert headers.get("x-frame-options") == "DENY", where
+        assert "frame-ancestors 'none'" in policy, where
     # The page's own files may be stored but are revalidated (they change with toolkit); config.json
     # (the server's paths), shape answers and every error are never stored.
     static = answer.status_code == 200 and headers["content-type"] in STATIC_TYPES
+    if answer.request.url.path.endswith("/sandbox"):
+        static = False  # the app frame's CSP is made from its query: never stored
     assert headers.get("cache-control") == ("no-cache" if static else "no-store"), where
 
 

@@ -853,7 +853,10 @@
       if (event.source !== frame.contentWindow || !isObj(event.data)) return; // only this app's own frame
       const { id, method, params } = event.data;
       if (method === "ui/notifications/sandbox-proxy-ready") {
+        // Once: a frame that navigated itself (to a sandbox URL with a looser CSP of its choosing)
+        // gets nothing more from this page.
         if (html != null) frame.contentWindow.postMessage({ jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: { html } }, "*");
+        html = null;
         return;
       }
       if (method === "ui/notifications/initialized") {
