@@ -100,6 +100,11 @@ DEPENDS_VARIANTS = {"plain": "the two values as arguments", "injected": "the two
 DEPENDS_MODES = {"stdio": "stdio", "http_seq": "HTTP sequential"}
 DEPENDS_METRICS = ("cpu_us", "p50_us")  # each depends batch's figures (cpu_ratio is derived)
 DEPENDS_TARGET = Fraction(23, 20)  # injected / plain: toolkit's server CPU per call
+# The big scenario (bench/bigresults.py): a tool returning ~1 MB and ~10 MB of models, stdio, both eras.
+BIG_SIZES = {"1mb": "~1 MB", "10mb": "~10 MB"}
+BIG_METRICS = ("cpu_ms", "p50_ms", "peak_rss_mib", "peak_x", "result_mib")
+BIG_FLOOR_TARGET = Fraction(3, 2)  # toolkit / floor: server CPU per 10 MB call
+BIG_PEAK_TARGET = Fraction(3)  # peak RSS added by the calls / the result's size (toolkit's own)
 
 
 @dataclass(frozen=True)
@@ -268,6 +273,7 @@ def _catalogue() -> list[Metric]:
     metrics += _openapi_catalogue()
     metrics += _compose_catalogue()
     metrics += _depends_catalogue()
+    metrics += _big_catalogue()
     for era in ERAS:
         for count in REPLICA_COUNTS:
             prefix = f"scaleout.{era}.r{count}"
@@ -429,6 +435,29 @@ def _depends_catalogue() -> list[Metric]:
                     ratio_of=(f"depends.{mode}.{era}.injected.cpu_us", f"depends.{mode}.{era}.plain.cpu_us"),
                 )
             )
+    return metrics
+
+
+def _big_catalogue() -> list[Metric]:
+    metrics: list[Metric] = []
+    for size, size_label in BIG_SIZES.items():
+        for era in ERAS:
+            where = f"{size_label} of models, stdio, {era}"
+            prefix = f"big.{size}.{era}"
+            floor = BIG_FLOOR_TARGET if size == "10mb" else None
+            metrics += [
+                Metric(f"{prefix}.cpu_ms", f"big result: server CPU/call ({where})", "ms", floor_target=floor),
+                Metric(f"{prefix}.p50_ms", f"big result: p50 latency ({where})", "ms"),
+                Metric(f"{prefix}.peak_rss_mib", f"big result: peak RSS added by the calls ({where})", "MiB"),
+                Metric(
+                    f"{prefix}.peak_x",
+                    f"big result: peak RSS added / the result's size ({where})",
+                    "x",
+                    target=BIG_PEAK_TARGET,
+                    target_of="value",
+                ),
+                Metric(f"{prefix}.result_mib", f"big result: the result's JSON ({where})", "MiB"),
+            ]
     return metrics
 
 

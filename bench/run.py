@@ -33,6 +33,7 @@ from typing import Any
 
 from bench import openapi, procs, publish, report
 from bench.baseline import ALIASES, Baseline, BaselineError, compile_sources, prepare
+from bench.bigresults import big_calls
 from bench.clients import client_calls, testing_calls
 from bench.cluster import SERVED_BY, Balancer, RedisServer
 from bench.compose import gateway_calls, mount_calls
@@ -114,6 +115,7 @@ SCENARIO_GROUPS = (
     "client",
     "compose",
     "openapi",
+    "big",
 )
 # Run when --scenarios is not given; store and scaleout (redis-server, HAProxy) and tasks
 # (toolkit only) only when asked.
@@ -1015,6 +1017,7 @@ class Bench:
             ("scaleout", "forecast via HAProxy, 1 vs 2 replicas, both eras", self.scaleout),
             ("tasks", "build_report over HTTP, plain call vs task, both eras", self.tasks_calls),
             ("depends", "get_items_for, 2 arguments vs 2 Depends, both eras", lambda fw: depends_calls(self, fw)),
+            ("big", "get_models_1mb and _10mb over stdio, both eras (+ peak RSS)", lambda fw: big_calls(self, fw)),
             (
                 "client",
                 "each framework's client: get_items over stdio and HTTP, both eras",

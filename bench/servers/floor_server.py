@@ -27,7 +27,9 @@ notifications (HTTP 202; stdio: no output), ``server/discover`` and ``tools/call
     python bench/servers/floor_server.py --transport http --port 8123
 
 The transport defaults to ``BENCH_TRANSPORT``, else HTTP when ``--port`` is given (as
-``scripts/loadtest --tail`` starts it), else stdio. ``--workload`` takes ``items`` only.
+``scripts/loadtest --tail`` starts it), else stdio. ``--workload`` takes ``items`` or ``big`` (the
+``big`` scenario: ``get_models_1mb`` and ``get_models_10mb`` instead of ``get_items``, each dumped
+by a ``TypeAdapter(list[Model])`` built once, the same way).
 """
 
 import argparse
@@ -44,6 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import workloads
 
 ITEMS = TypeAdapter(list[workloads.Item])  # built once, at start-up
+# The served tools: name -> (function, the adapter that dumps its result); --workload big swaps them.
+TOOLS: dict[str, tuple[Any, TypeAdapter[Any]]] = {"get_items": (workloads.get_items, ITEMS)}
 PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"  # a 2026-07-28 request's _meta
 MODERN = "2026-07-28"
 SERVER_INFO = {"name": "floor", "version": "1.0.0"}
@@ -54,10 +58,10 @@ Message = dict[str, Any]
 CAPABILITIES: Message = {"tools": {}}
 
 
-def call_tool() -> Any:
-    """``get_items()``, without an event loop: its coroutine never awaits, so one step runs it to
-    its ``return`` (``StopIteration.value``)."""
-    coro = workloads.get_items()
+def call_tool(function: Any = workloads.get_items) -> Any:
+    """``get_items()`` (or ``function()``), without an event loop: its coroutine never awaits, so one
+    step runs it to its ``return`` (``StopIteration.value``)."""
+    coro = function()
     try:
         coro.send(None)
     except StopIteration as done:
@@ -78,9 +82,11 @@ def answer(request: Message) -> Message | None:
     params = request.get("params") or {}
     modern = PROTOCOL_VERSION_META in (params.get("_meta") or {})
     if method == "tools/call":
-        if params.get("name") != "get_items":
+        tool = TOOLS.get(params.get("name"))  # type: ignore[arg-type]
+        if tool is None:
             return error(request["id"], -32602, f"Unknown tool: {params.get('name')!r}")
-        value = ITEMS.dump_python(call_tool(), mode="json")
+        function, adapter = tool
+        value = adapter.dump_python(call_tool(function), mode="json")
         result: Message = {
             "content": [{"type": "text", "text": json.dumps(value, separators=COMPACT)}],
             "structuredContent": value if modern else {"result": value},
@@ -155,13 +161,17 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 def main(argv: list[str]) -> None:
     env = os.environ
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workload", default=env.get("BENCH_WORKLOAD", "items"), help="items (the only one)")
+    parser.add_argument("--workload", default=env.get("BENCH_WORKLOAD", "items"), help="items or big")
     parser.add_argument("--transport", choices=["stdio", "http"])
     parser.add_argument("--host", default=env.get("BENCH_HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int)
     args = parser.parse_args(argv)
-    if args.workload != "items":
-        parser.error(f"the floor serves the items workload only, not {args.workload!r}")
+    if args.workload == "big":
+        models: TypeAdapter[Any] = TypeAdapter(list[workloads.Model])
+        TOOLS.clear()
+        TOOLS.update((fn.__name__, (fn, models)) for fn in workloads.tools("big"))
+    elif args.workload != "items":
+        parser.error(f"the floor serves the items and big workloads only, not {args.workload!r}")
     transport = args.transport or env.get("BENCH_TRANSPORT") or ("http" if args.port else "stdio")
     if transport == "stdio":
         serve_stdio()

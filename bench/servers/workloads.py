@@ -14,7 +14,10 @@ is built exactly as without it.
 Workloads:
 - ``items``: one tool, ``get_items() -> list[Item]`` (workload A);
 - ``gen500``: the 500 generated tools of ``generated.py`` (workload B);
-- ``empty``: no tools at all (idle memory baseline).
+- ``empty``: no tools at all (idle memory baseline);
+- ``big``: two tools returning big structured results, ``get_models_1mb() -> list[Model]`` (5,000
+  models, ~1 MB of JSON) and ``get_models_10mb()`` (50,000, ~10 MB), built at start-up (the
+  ``big`` scenario, ``bench/bigresults.py``).
 
 This module only uses pydantic and the standard library, so every framework's venv can import it.
 ``generated`` (the 500 tools, ~70 ms of import) is imported only for ``gen500``, so the spawn
@@ -29,7 +32,7 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel
 
-Workload = Literal["items", "gen500", "empty"]
+Workload = Literal["items", "gen500", "empty", "big"]
 Transport = Literal["stdio", "http"]
 
 
@@ -48,6 +51,34 @@ async def get_items() -> list[Item]:
     return ITEMS
 
 
+class Model(BaseModel):
+    id: int
+    name: str
+    price: float
+    tags: list[str]
+    description: str
+
+
+# The big workload's sizes: tool name -> models (~200 bytes of JSON each).
+BIG_COUNTS = {"get_models_1mb": 5_000, "get_models_10mb": 50_000}
+MODELS: list[Model] = []  # the 50,000 models, built by tools("big") only
+
+
+def make_model(i: int) -> Model:
+    description = f"Model {i} of the big-results workload: " + "x" * 66
+    return Model(id=i, name=f"model-{i}", price=1.25 * i, tags=["bench", f"t{i % 7}", "big"], description=description)
+
+
+async def get_models_1mb() -> list[Model]:
+    """Return 5,000 models (~1 MB of JSON)."""
+    return MODELS[: BIG_COUNTS["get_models_1mb"]]
+
+
+async def get_models_10mb() -> list[Model]:
+    """Return 50,000 models (~10 MB of JSON)."""
+    return MODELS
+
+
 @dataclass(frozen=True)
 class Config:
     workload: Workload = "items"
@@ -61,7 +92,7 @@ class Config:
         """The environment's settings, overridden by ``argv`` when the file runs as a script."""
         env = os.environ
         parser = argparse.ArgumentParser(description="A benchmark MCP server.")
-        parser.add_argument("--workload", choices=["items", "gen500", "empty"])
+        parser.add_argument("--workload", choices=["items", "gen500", "empty", "big"])
         parser.add_argument("--transport", choices=["stdio", "http"])
         parser.add_argument("--host")
         parser.add_argument("--port", type=int)
@@ -84,4 +115,8 @@ def tools(workload: Workload) -> list[Callable[..., Awaitable[Any]]]:
         import generated  # here, not at the top: only gen500 pays for its import
 
         return generated.build_tools(500)
+    if workload == "big":
+        if not MODELS:
+            MODELS.extend(make_model(i) for i in range(max(BIG_COUNTS.values())))
+        return [get_models_1mb, get_models_10mb]
     return []
