@@ -182,9 +182,6 @@ async def test_url_elicitation_required_is_32042_with_the_urls() -> None:
         }
 
 
-@pytest.mark.xfail(
-    strict=True, reason="needs the _calls.py change in issue 35's report: -32042 is reserved unused in 2026-07-28"
-)
 async def test_url_elicitation_required_is_an_input_round_in_2026() -> None:
     async with Client(make_server(), capabilities=URL_CAPS) as client:
         response = await client.request("tools/call", {"name": "repos"})

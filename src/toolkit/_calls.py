@@ -27,6 +27,7 @@ from ._errors import (
     PromptError,
     ResourceError,
     ToolError,
+    URLElicitationRequired,
 )
 from ._extensions.base import Extension
 from ._inbound import InboundRequest
@@ -103,6 +104,13 @@ class Calls:
             else:
                 outcome = await self._call(inbound, tool, arguments, context)
         except InputRequired:
+            return self._input_required(inbound, name, arguments)
+        except URLElicitationRequired as exc:
+            if not inbound.modern:
+                raise
+            # 2026-07-28 reserves -32042 unused: the same URLs are this round's questions, and the
+            # retry runs the tool again, which raises again until the user has been there.
+            inbound.pending_inputs.update(_compat.url_input_requests(exc, inbound.version))
             return self._input_required(inbound, name, arguments)
         except ToolError as exc:  # raised outside the tool body (a missing legacy capability)
             outcome = CallOutcome.error(str(exc))
