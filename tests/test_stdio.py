@@ -438,3 +438,60 @@ def test_stdin_the_event_loop_cannot_watch_is_read_to_its_end(source: str, tmp_p
         assert replies == []
     else:
         assert [(reply["id"], reply["result"]["structuredContent"]) for reply in replies] == [(1, 42)]
+
+
+BIG_APP = """
+from toolkit import Server
+
+server = Server("big")
+
+
+@server.tool
+def big(size: int) -> str:
+    return "x" * size
+
+
+@server.tool
+def small() -> str:
+    return "small"
+
+
+if __name__ == "__main__":
+    server.run()
+"""
+
+
+def test_a_result_bigger_than_the_pipe_is_one_line_others_wait_their_turn(tmp_path: Path) -> None:
+    """A 3 MB answer goes out in chunks, waiting for the pipe to drain, while the client reads
+    nothing yet: the answer that is ready meanwhile is written after it, never between two chunks."""
+    app = tmp_path / "big_app.py"
+    app.write_text(BIG_APP)
+    size = 3 * 1024 * 1024
+    meta = {"_meta": modern_meta()}
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "big", "arguments": {"size": size}, **meta},
+        },
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "small", "arguments": {}, **meta}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "big", "arguments": {"size": size}, **meta},
+        },
+    ]
+    with subprocess.Popen([PYTHON, str(app)], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as process:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(b"".join(json.dumps(request).encode() + b"\n" for request in requests))
+        process.stdin.flush()
+        replies = [json.loads(process.stdout.readline()) for _ in requests]  # each line is one whole message
+        process.stdin.close()
+        assert process.wait(timeout=60) == 0
+    by_id = {reply["id"]: reply["result"] for reply in replies}
+    assert sorted(by_id) == [1, 2, 3]
+    assert by_id[1]["content"] == [{"type": "text", "text": "x" * size}]
+    assert by_id[3]["content"] == [{"type": "text", "text": "x" * size}]
+    assert by_id[2]["content"] == [{"type": "text", "text": "small"}]
