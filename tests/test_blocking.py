@@ -99,3 +99,52 @@ async def test_a_non_blocking_def_over_http_in_both_eras(mcp_http: ServeHttp) ->
     assert modern.content_type == "application/json"
     assert modern.result["structuredContent"] == [0, 1]
     assert legacy.result["structuredContent"] == {"result": [0, 1]}
+
+
+async def test_blocked_defs_hold_up_none_of_many_concurrent_calls(mcp_http: ServeHttp) -> None:
+    """Under load: while some plain ``def`` calls block their threads, a crowd of other plain ``def``
+    calls (each its own thread hop) and on-loop calls, all at once, are answered; then the blocked
+    ones finish with their own results."""
+    gate = threading.Event()
+    server = Server("blocking-load")
+    inside = threading.Semaphore(0)
+
+    @server.tool
+    def held(tag: int) -> int:
+        """Block until the test opens the gate."""
+        inside.release()
+        if not gate.wait(60):
+            raise RuntimeError("the gate was never opened")
+        return tag
+
+    @server.tool
+    def echo(n: int) -> int:
+        """Answer at once, in a worker thread."""
+        return n * 2
+
+    @server.tool(blocking=False)
+    def on_loop(n: int) -> int:
+        """Answer at once, on the event loop."""
+        return n + 1
+
+    http = await mcp_http(server)
+    modern = Modern(http)
+    blocked = [asyncio.create_task(modern.call_tool("held", {"tag": tag})) for tag in range(4)]
+    try:
+        for _ in range(4):  # every blocked call holds a worker thread before the crowd comes
+            while not inside.acquire(blocking=False):
+                await asyncio.sleep(0.01)
+        quick = await asyncio.gather(
+            *(modern.call_tool("echo", {"n": n}) for n in range(60)),
+            *(modern.call_tool("on_loop", {"n": n}) for n in range(30)),
+        )  # 94 requests in flight at once: under the server's 100 per client
+        # Proved by order: all 90 were answered while the four still blocked their threads.
+        assert not any(task.done() for task in blocked), "a call waited for a blocked def in another request"
+        assert [reply.result["content"][0]["text"] for reply in quick] == [
+            *(str(n * 2) for n in range(60)),
+            *(str(n + 1) for n in range(30)),
+        ]
+    finally:
+        gate.set()
+    finished = await asyncio.gather(*blocked)
+    assert [reply.result["content"][0]["text"] for reply in finished] == [str(tag) for tag in range(4)]

@@ -288,8 +288,7 @@ async def invoke(info: FunctionInfo, kwargs: dict[str, Any]) -> Any:
         kwargs = filled(info, kwargs)
     if info.is_async:
         return await info.fn(**kwargs)
-    call = functools.partial(contextvars.copy_context().run, info.fn, **kwargs)
-    result = await asyncio.get_running_loop().run_in_executor(_workers(), call)
+    result = await (_pool or _workers()).run(contextvars.copy_context().run, info.fn, kwargs)
     if inspect.isawaitable(result):
         result = await result
     return result
@@ -298,8 +297,7 @@ async def invoke(info: FunctionInfo, kwargs: dict[str, Any]) -> Any:
 async def in_worker_thread(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     """``fn(**kwargs)`` in a worker thread, in a copy of this task's context variables (``invoke``'s
     way, written out there so that a plain function's call pays no extra frame)."""
-    call = functools.partial(contextvars.copy_context().run, fn, **kwargs)
-    return await asyncio.get_running_loop().run_in_executor(_workers(), call)
+    return await (_pool or _workers()).run(contextvars.copy_context().run, fn, kwargs)
 
 
 def failure_hint(exc: BaseException) -> str | None:
@@ -318,47 +316,95 @@ def failure_hint(exc: BaseException) -> str | None:
     return None
 
 
-class WorkerThreads(concurrent.futures.Executor):
+class WorkerThreads:
     """The threads plain ``def`` tools, resources and prompts run in.
 
     Unlike asyncio's default pool (``min(32, CPUs + 4)`` threads, joined at exit), there are
     up to ``max_workers`` of them and they are daemon threads: a function blocked for good
     (a socket read without a timeout, say) cannot keep the process from exiting once the
     shutdown grace period is over. Threads are started on demand and then kept.
+
+    The hand-off is the least a thread hop can be: the call goes on a ``SimpleQueue`` a worker
+    blocks on, and the worker completes the caller's asyncio future with one
+    ``loop.call_soon_threadsafe`` (one write to the loop's self-pipe). No
+    ``concurrent.futures.Future`` and no ``run_in_executor`` chaining in between: that machinery
+    (a second future, its lock and condition, the callbacks copying one future's state into the
+    other) was half of the hop's cost. The semantics are ``run_in_executor``'s: the exception the
+    function raised is the one the caller gets, traceback and all; a caller cancelled before a
+    worker took the call means the function never runs; cancelled while it runs, the function
+    finishes in its thread and its outcome is dropped.
     """
 
     def __init__(self, max_workers: int) -> None:
         import queue  # noqa: PLC0415 - the pool is made on first use (_workers): no start-up cost
 
         self.max_workers = max_workers
-        self._work: queue.SimpleQueue[tuple[concurrent.futures.Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
-        self._idle = threading.Semaphore(0)
+        self._work: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._started = 0
+        self._pending = 0
+        """Calls queued or running: a thread is started when they outnumber the threads."""
 
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self._work.put((future, functools.partial(fn, *args, **kwargs)))
-        if not self._idle.acquire(blocking=False):
-            with self._lock:
-                if self._started < self.max_workers:
-                    self._started += 1
-                    name = f"toolkit-worker-{self._started}"
-                    threading.Thread(target=self._run, name=name, daemon=True).start()
+    def run(self, run: Callable[..., Any], fn: Callable[..., Any], kwargs: dict[str, Any]) -> asyncio.Future[Any]:
+        """The future of ``run(fn, **kwargs)`` in a worker thread (``run``: a context's ``run``)."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        with self._lock:
+            self._pending += 1
+            more = self._pending > self._started and self._started < self.max_workers
+            if more:
+                self._started += 1
+                name = f"toolkit-worker-{self._started}"
+        self._work.put((loop, future, run, fn, kwargs))
+        if more:
+            threading.Thread(target=self._serve, name=name, daemon=True).start()
         return future
 
-    def _run(self) -> None:
+    def _serve(self) -> None:
+        get = self._work.get
+        lock = self._lock
         while True:
-            future, call = self._work.get()
-            if future.set_running_or_notify_cancel():
-                try:
-                    result = call()
-                except BaseException as exc:  # handed to the awaiting task, like ThreadPoolExecutor
-                    future.set_exception(exc)
-                else:
-                    future.set_result(result)
-            del future, call
-            self._idle.release()
+            loop, future, run, fn, kwargs = get()
+            if future.cancelled():  # the caller gave up before the call started: it never runs
+                with lock:
+                    self._pending -= 1
+                continue
+            try:
+                result = run(fn, **kwargs)
+            except BaseException as exc:  # handed to the awaiting task, like run_in_executor
+                with lock:
+                    self._pending -= 1
+                _complete(loop, _fail, future, exc)
+                del exc
+            else:
+                with lock:
+                    self._pending -= 1
+                _complete(loop, _succeed, future, result)
+                del result
+            del loop, future, run, fn, kwargs
+
+
+_Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[..., Any], Callable[..., Any], dict[str, Any]]
+
+
+def _complete(loop: asyncio.AbstractEventLoop, settle: Callable[..., None], future: Any, value: Any) -> None:
+    with contextlib.suppress(RuntimeError):  # the loop was closed meanwhile: nobody awaits the outcome any more
+        loop.call_soon_threadsafe(settle, future, value)
+
+
+def _succeed(future: asyncio.Future[Any], result: Any) -> None:
+    if not future.done():  # cancelled while the function ran: its result is dropped
+        future.set_result(result)
+
+
+def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
+    if future.done():
+        return
+    if isinstance(exc, concurrent.futures.CancelledError):  # as run_in_executor hands it on
+        exc = asyncio.CancelledError(*exc.args)
+    elif isinstance(exc, StopIteration):  # a future refuses it (run_in_executor left the caller hanging)
+        exc = RuntimeError(f"the function raised StopIteration: {exc!r}")
+    future.set_exception(exc)
 
 
 MAX_WORKER_THREADS: Final = 40
