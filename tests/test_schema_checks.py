@@ -9,6 +9,7 @@ on 127.0.0.1 counts every request toolkit might make and must count none.
 
 from __future__ import annotations
 
+import re
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -828,3 +829,30 @@ def test_schema_error_is_a_registration_error() -> None:
     server = Server("checks")
     with pytest.raises(RegistrationError):
         register(server, output_schema={"type": 5})
+
+
+# --- a schema checked once -----------------------------------------------------------------------
+
+
+def test_an_equal_schema_gets_the_validator_already_compiled() -> None:
+    """Tools often share an output schema: it is checked and compiled once, and remembered by its
+    exact value (two equal documents, not one object), separately with formats asserted."""
+    first = check_schema({"type": "string", "format": "date", "title": "remembered"}, what="first")
+    again = check_schema({"type": "string", "format": "date", "title": "remembered"}, what="again")
+    asserting = check_schema({"type": "string", "format": "date", "title": "remembered"}, what="x", assert_formats=True)
+    assert again is first
+    assert asserting is not first
+    assert first.is_valid("not a date") and not asserting.is_valid("not a date")
+
+
+def test_a_refused_schema_is_refused_every_time_in_the_words_of_each_caller() -> None:
+    bad = {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}
+    for what in ("tool 'one': input schema", "tool 'two': input schema"):
+        with pytest.raises(SchemaError, match=f"^{re.escape(what)}"):
+            check_schema(dict(bad), what=what)
+
+
+def test_a_schema_equal_only_once_converted_to_json_is_not_taken_for_a_remembered_one() -> None:
+    check_schema({"enum": [1, 2]}, what="a list")
+    with pytest.raises(SchemaError, match=r"^a set"):
+        check_schema({"enum": {1, 2}}, what="a set")

@@ -9,6 +9,7 @@ unknown ``$schema`` URL.
 
 from __future__ import annotations
 
+import marshal
 import urllib.parse
 from collections.abc import Iterable, Iterator
 from typing import Any, Final, Protocol
@@ -118,7 +119,31 @@ def check_schema(schema: Any, *, what: str, assert_formats: bool = False) -> jso
     Checks, in one walk: subschema depth and count, JSON nesting, ``$schema`` dialects,
     same-document references; then validity against the dialect's metaschema. Returns the
     schema's compiled validator (see ``compile_validator``).
+
+    A schema that passed is remembered by its exact value (``marshal``: types, key order and
+    all), with its validator: many tools share an output schema (``list[Item]``), checked and
+    compiled once. A refused schema, or one ``marshal`` cannot write, is not remembered.
     """
+    try:
+        key: bytes | None = marshal.dumps((schema, assert_formats))
+    except ValueError:  # not plain data (a custom class somewhere): checked every time
+        key = None
+    if key is not None and (validator := _CHECKED.get(key)) is not None:
+        return validator
+    validator = _check_schema(schema, what=what, assert_formats=assert_formats)
+    if key is not None:
+        if len(_CHECKED) >= _CHECKED_MAX:
+            _CHECKED.clear()
+        _CHECKED[key] = validator
+    return validator
+
+
+# Schemas that passed check_schema, by marshal.dumps((schema, assert_formats)): their validators.
+_CHECKED: dict[bytes, jsonschema_rs.Validator] = {}
+_CHECKED_MAX: Final = 1024
+
+
+def _check_schema(schema: Any, *, what: str, assert_formats: bool) -> jsonschema_rs.Validator:
     if not isinstance(schema, dict):
         raise SchemaError(f"{what} must be a JSON object (a dict), not {type(schema).__name__}")
     count = 0
