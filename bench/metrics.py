@@ -100,6 +100,11 @@ DEPENDS_VARIANTS = {"plain": "the two values as arguments", "injected": "the two
 DEPENDS_MODES = {"stdio": "stdio", "http_seq": "HTTP sequential"}
 DEPENDS_METRICS = ("cpu_us", "p50_us")  # each depends batch's figures (cpu_ratio is derived)
 DEPENDS_TARGET = Fraction(23, 20)  # injected / plain: toolkit's server CPU per call
+# The plain def batches of the calls group (bench/hop.py): get_items_hop as an async def or a plain
+# def (run in a worker thread), stdio and HTTP sequential; def less async is the thread hop.
+HOP_VARIANTS = {"async": "async def", "def": "plain def"}
+HOP_MODES = {"stdio": "stdio", "http_seq": "HTTP sequential"}
+HOP_METRICS = ("cpu_us", "p50_us")  # each hop batch's figures (cpu_ratio is derived)
 # The big scenario (bench/bigresults.py): a tool returning ~1 MB and ~10 MB of models, stdio, both eras.
 BIG_SIZES = {"1mb": "~1 MB", "10mb": "~10 MB"}
 BIG_METRICS = ("cpu_ms", "p50_ms", "peak_rss_mib", "peak_x", "result_mib")
@@ -273,6 +278,7 @@ def _catalogue() -> list[Metric]:
     metrics += _openapi_catalogue()
     metrics += _compose_catalogue()
     metrics += _depends_catalogue()
+    metrics += _hop_catalogue()
     metrics += _big_catalogue()
     for era in ERAS:
         for count in REPLICA_COUNTS:
@@ -433,6 +439,28 @@ def _depends_catalogue() -> list[Metric]:
                     target=DEPENDS_TARGET,
                     target_of="value",
                     ratio_of=(f"depends.{mode}.{era}.injected.cpu_us", f"depends.{mode}.{era}.plain.cpu_us"),
+                )
+            )
+    return metrics
+
+
+def _hop_catalogue() -> list[Metric]:
+    metrics: list[Metric] = []
+    for mode, mode_label in HOP_MODES.items():
+        for era in ERAS:
+            where = f"{mode_label}, {era}"
+            for variant, variant_label in HOP_VARIANTS.items():
+                prefix = f"hop.{mode}.{era}.{variant}"
+                metrics += [
+                    Metric(f"{prefix}.cpu_us", f"get_items_hop server CPU/call, {variant_label} ({where})", "µs"),
+                    Metric(f"{prefix}.p50_us", f"get_items_hop p50 latency, {variant_label} ({where})", "µs"),
+                ]
+            metrics.append(
+                Metric(
+                    f"hop.{mode}.{era}.cpu_ratio",
+                    f"get_items_hop server CPU/call, plain def / async def ({where})",
+                    "x",
+                    ratio_of=(f"hop.{mode}.{era}.def.cpu_us", f"hop.{mode}.{era}.async.cpu_us"),
                 )
             )
     return metrics

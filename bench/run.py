@@ -50,6 +50,7 @@ from bench.driver import (
     expected_forecast,
     structured_check,
 )
+from bench.hop import hop_calls
 from bench.jwks import JwksServer
 from bench.metrics import (
     AUTH_VARIANTS,
@@ -1008,6 +1009,11 @@ class Bench:
             ("calls", "stdio calls, legacy (+ spawn)", lambda fw: self.stdio_calls(fw, "legacy")),
             ("calls", "stdio calls, modern (+ spawn)", lambda fw: self.stdio_calls(fw, "modern")),
             ("calls", "HTTP calls, both eras", self.http_calls),
+            (
+                "calls",
+                "get_items_hop, async def vs plain def, stdio and HTTP, both eras",
+                lambda fw: hop_calls(self, fw),
+            ),
             ("auth", "HTTP calls with a bearer token, both eras", self.auth_calls),
             ("middleware", "stdio and HTTP calls, with middleware or tracing, both eras", self.middleware_calls),
             ("list500", "tools/list 500, legacy (+ RSS)", lambda fw: self.list500(fw, "legacy")),

@@ -14,7 +14,9 @@ server is built exactly as without it, and ``middleware.py`` is not even importe
 
 ``BENCH_DEPENDS`` (the ``depends`` scenario) adds ``get_items_for``, taking a user and a tenant as
 arguments (``plain``) or from two dependencies (``injected``; see ``depends.py``). Unset, the server
-is built exactly as without it, and ``depends.py`` is not even imported.
+is built exactly as without it, and ``depends.py`` is not even imported. ``BENCH_HOP`` (the plain
+``def`` batches of ``calls``) adds ``get_items_hop``, an ``async def`` or a plain ``def`` (see
+``hop.py``); unset, the same.
 """
 
 import os
@@ -54,6 +56,10 @@ if os.environ.get("BENCH_DEPENDS"):
     import depends
 
     depends.install(server, os.environ["BENCH_DEPENDS"])
+if os.environ.get("BENCH_HOP"):
+    import hop
+
+    hop.install(server, os.environ["BENCH_HOP"])
 
 if __name__ == "__main__":
     if config.transport == "stdio":
