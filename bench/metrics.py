@@ -278,6 +278,7 @@ def _catalogue() -> list[Metric]:
     metrics += _openapi_catalogue()
     metrics += _compose_catalogue()
     metrics += _depends_catalogue()
+    metrics += _scale_catalogue()
     metrics += _hop_catalogue()
     metrics += _big_catalogue()
     for era in ERAS:
@@ -486,6 +487,55 @@ def _big_catalogue() -> list[Metric]:
                 ),
                 Metric(f"{prefix}.result_mib", f"big result: the result's JSON ({where})", "MiB"),
             ]
+    return metrics
+
+
+# The scale scenario (bench/scale.py): many idle legacy sessions and open streams held by one HTTP
+# server, a resource update fanned out to 1,000 of them, and a soak; toolkit's own figures' targets.
+SCALE_SESSION_TARGET = Fraction(4)  # KiB of RSS per idle legacy session
+SCALE_STREAM_TARGET = Fraction(8)  # KiB of RSS per open stream
+SCALE_FANOUT_TARGET = Fraction(50)  # ms until the last of 1,000 subscribers has the update
+SCALE_NOTIFY_TARGET = Fraction(20)  # server CPU µs per delivered notification
+SCALE_SOAK_TARGET = Fraction(5)  # % RSS drift over the soak
+
+
+def _scale_catalogue() -> list[Metric]:
+    def own(key: str, label: str, unit: str, target: Fraction | None = None) -> Metric:
+        return Metric(f"scale.{key}", label, unit, target=target, target_of="value")
+
+    metrics = [
+        own("idle_1k.rss_per_session_kib", "RSS per idle legacy session (1,000 held)", "KiB", SCALE_SESSION_TARGET),
+        own("idle_10k.rss_per_session_kib", "RSS per idle legacy session (10,000 held)", "KiB", SCALE_SESSION_TARGET),
+        own("idle_10k.rss_mib", "RSS holding 10,000 idle legacy sessions", "MiB"),
+        own("idle_10k.cpu_per_session_us", "server CPU per legacy session opened (initialize + initialized)", "µs"),
+        own("idle_10k.idle_cpu_pct", "server CPU holding 10,000 idle sessions, % of a core", "%"),
+    ]
+    for era, what in (("legacy", "legacy GET streams"), ("modern", "2026-07-28 subscriptions/listen streams")):
+        metrics += [
+            own(f"streams_{era}.rss_per_stream_kib", f"RSS per open stream, 1,000 {what}", "KiB", SCALE_STREAM_TARGET),
+            own(f"streams_{era}.idle_cpu_pct", f"server CPU holding 1,000 {what}, % of a core", "%"),
+            own(
+                f"fanout_{era}.last_ms",
+                f"one update fanned out to 1,000 {what}: until the last has it",
+                "ms",
+                SCALE_FANOUT_TARGET,
+            ),
+            own(
+                f"fanout_{era}.cpu_per_notification_us",
+                f"one update fanned out to 1,000 {what}: server CPU per delivered notification",
+                "µs",
+                SCALE_NOTIFY_TARGET,
+            ),
+        ]
+    metrics += [
+        own(
+            "soak.rss_drift_pct",
+            "soak, sessions and streams coming and going: RSS drift, last cycle vs first",
+            "%",
+            SCALE_SOAK_TARGET,
+        ),
+        own("soak.rss_trend_kib", "soak: RSS slope over cycles 2..N, per cycle", "KiB"),
+    ]
     return metrics
 
 

@@ -73,6 +73,7 @@ from bench.metrics import (
     TASK_VARIANTS,
     Collector,
 )
+from bench.scale import sessions_and_streams
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ROOT / "bench" / "servers"
@@ -116,6 +117,7 @@ SCENARIO_GROUPS = (
     "client",
     "compose",
     "openapi",
+    "scale",
     "big",
 )
 # Run when --scenarios is not given; store and scaleout (redis-server, HAProxy) and tasks
@@ -1023,6 +1025,11 @@ class Bench:
             ("scaleout", "forecast via HAProxy, 1 vs 2 replicas, both eras", self.scaleout),
             ("tasks", "build_report over HTTP, plain call vs task, both eras", self.tasks_calls),
             ("depends", "get_items_for, 2 arguments vs 2 Depends, both eras", lambda fw: depends_calls(self, fw)),
+            (
+                "scale",
+                "1k/10k idle sessions, 1k streams of each era, fan-out to 1k, soak (HTTP)",
+                lambda fw: sessions_and_streams(self, fw),
+            ),
             ("big", "get_models_1mb and _10mb over stdio, both eras (+ peak RSS)", lambda fw: big_calls(self, fw)),
             (
                 "client",
