@@ -67,11 +67,13 @@ def table(results: dict[str, Any], section: Section) -> str:
     hidden = [fw for fw in columns(results) if fw not in shown]
     metrics = results["metrics"]
     by_anchor = section.ratio and any(metrics[r.key].get("ratio_toolkit_best_anchor") for r in rows)
+    by_node = section.ratio and any(metrics[r.key].get("ratio_toolkit_best_node") for r in rows)
     by_floor = section.ratio and any(metrics[r.key].get("ratio_toolkit_floor") for r in rows)
     own_target = any(metrics[r.key].get("target_of") == "value" for r in rows)
     header = [*shown]
-    if by_anchor or by_floor:
-        header.append(" · ".join(["toolkit ÷ best anchor"] * by_anchor + ["÷ floor"] * by_floor))
+    if by_anchor or by_node or by_floor:
+        ratios = ["toolkit ÷ best anchor"] * by_anchor + ["÷ best Node"] * by_node + ["÷ floor"] * by_floor
+        header.append(" · ".join(ratios))
     header += ["target"] * own_target
     body = []
     for row in rows:
@@ -82,8 +84,11 @@ def table(results: dict[str, Any], section: Section) -> str:
             value = figure(results, row.key, fw, row.stat)
             text = number(value, unit) if value is not None else state(results, row.key, fw)
             cells.append(f"**{text}**" if fw == "toolkit" and value is not None else text)
-        if by_anchor or by_floor:
+        if by_anchor or by_node or by_floor:
             parts = [_by_anchor(metric)] if by_anchor and row.stat == "median" else []
+            ratio = metric.get("ratio_toolkit_best_node") if by_node and row.stat == "median" else None
+            if ratio is not None:
+                parts.append(f"{times(ratio)} ({metric['best_node']}){VERDICT[metric.get('node_target_met')]}")
             ratio = metric.get("ratio_toolkit_floor") if by_floor and row.stat == "median" else None
             if ratio is not None:
                 parts.append(f"{times(ratio)} (floor){VERDICT[metric.get('floor_target_met')]}")
@@ -203,6 +208,11 @@ def summary(results: dict[str, Any]) -> str:
         if floor := _ratios(results, cpu, "ratio_toolkit_floor"):
             line += f", and {_span(floor, lambda v: f'{v:.2f}')}{X} the frameworkless floor's"
         bullets.append(line + " (stdio and HTTP, both eras).")
+    if nodes := _ratios(results, cpu, "ratio_toolkit_best_node"):
+        bullets.append(
+            f"- **Against the TypeScript SDK**: {_span(nodes, lambda v: f'{v:.2f}')}{X} the server CPU per call of "
+            "the better Node column."
+        )
     p99 = [f"call.{mode}.{era}.p99_us" for mode in CALL_MODES for era in ERAS]
     if ratios := _ratios(results, p99):
         bullets.append(f"- **p99 latency**: {_less(ratios)} lower than the better anchor's.")
@@ -251,6 +261,11 @@ def _missed(results: dict[str, Any]) -> list[str]:
             else:
                 ratio, target = metric["ratio_toolkit_best_anchor"], fraction(metric["target"])
                 out.append(f"{metric['label']}: {times(ratio)} of {metric['best_anchor']}'s, target ≤ {target}")
+        if metric.get("node_target_met") is False:
+            out.append(
+                f"{metric['label']}: {times(metric['ratio_toolkit_best_node'])}{X} {metric['best_node']}'s, "
+                f"target ≤ {fraction(metric['node_target'])}{X}"
+            )
         if metric.get("floor_target_met") is False:
             out.append(
                 f"{metric['label']}: {times(metric['ratio_toolkit_floor'])}{X} the floor's, "

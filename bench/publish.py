@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import page, report
+from bench.metrics import FRAMEWORKS
 
 ROOT = Path(__file__).resolve().parent.parent
 CHARTS_PYTHON = ROOT / ".bench" / "charts-venv" / "bin" / "python"
@@ -40,7 +41,6 @@ ASSETS = ROOT / "docs" / page.ASSETS
 RESULTS = ASSETS / "results.json"
 PAGE = ROOT / "docs" / "performance.md"
 README = ROOT / "README.md"
-REQUIRED_COLUMNS = ("toolkit", "mcp", "fastmcp", "floor")
 
 
 class ChartsError(Exception):
@@ -73,8 +73,9 @@ def draw(results_path: Path, out: Path) -> list[Path]:
         return [Path(shutil.copy(path, out / path.name)) for path in sorted(Path(tmp).glob("*.svg"))]
 
 
-def problems(results: dict[str, Any], default_groups: Iterable[str]) -> list[str]:
-    """Why a run's JSON cannot be published (empty when it can): a full run, every column, no error."""
+def problems(results: dict[str, Any], default_groups: Iterable[str], columns: Iterable[str] = FRAMEWORKS) -> list[str]:
+    """Why a run's JSON cannot be published (empty when it can): a full run (``default_groups``), every
+    column (``columns``: the benchmark's, the Node SDK's included), no error."""
     out = []
     s = results.get("settings", {})
     if s.get("quick"):
@@ -85,7 +86,7 @@ def problems(results: dict[str, Any], default_groups: Iterable[str]) -> list[str
     if missing_groups:
         out.append(f"its scenarios lack {', '.join(missing_groups)} (a --scenarios run)")
     frameworks = results.get("frameworks", {})
-    absent = [fw for fw in REQUIRED_COLUMNS if not frameworks.get(fw, {}).get("available")]
+    absent = [fw for fw in columns if not frameworks.get(fw, {}).get("available")]
     if absent:
         out.append(f"it has no {', '.join(absent)} column (an --only run, or unavailable)")
     if (s.get("rounds"), s.get("calls"), s.get("warmup")) != (5, 2000, 200):

@@ -58,7 +58,8 @@ def test_the_published_charts_and_tables_are_those_of_the_committed_results(
     assert "the charts and tables of docs/performance.md are those of its results file" in check_run.stdout
     # The published file is a full run of its day (every column, the default counts), without errors.
     results = json.loads(publish.RESULTS.read_text(encoding="utf-8"))
-    assert publish.problems(results, results["scenarios"]) == []
+    assert publish.problems(results, results["scenarios"], results["frameworks"]) == []
+    assert {"toolkit", "mcp", "fastmcp", "floor"} <= set(results["frameworks"])
     assert set(results["scenarios"]) >= {"calls", "client", "compose"}
     text = publish.PAGE.read_text(encoding="utf-8")
     names = page.markers(text)
@@ -229,7 +230,15 @@ def _another_run() -> dict[str, Any]:
     for mode, scale in (("stdio", 1.0), ("http_seq", 2.0), ("http_c16", 1.5)):
         for era in ("legacy", "modern"):
             figures = {"toolkit": 50 * scale, "mcp": 600 * scale, "fastmcp": 800 * scale, "node": 150 * scale}
-            metrics[f"call.{mode}.{era}.cpu_us"] = _metric(f"get_items server CPU/call ({mode}, {era})", "µs", figures)
+            metrics[f"call.{mode}.{era}.cpu_us"] = _metric(
+                f"get_items server CPU/call ({mode}, {era})",
+                "µs",
+                figures,
+                best_node="node",
+                ratio_toolkit_best_node=1 / 3,
+                node_target="1",
+                node_target_met=True,
+            )
             p50 = _metric("p50", "µs", {fw: v * 1.6 for fw, v in figures.items()})
             for fw in columns:
                 p50["frameworks"][fw]["raw"] = [[v * 1.0 for v in range(1, 100)] + [figures[fw] * 30]]
@@ -296,8 +305,9 @@ def test_the_charts_take_whatever_columns_and_groups_a_run_has(charts_venv: Path
     filled = page.fill(text, results)
     assert "### OpenAPI: server CPU per call (µs)" in filled
     assert "![" in filled and f"{page.ASSETS}/openapi-light.svg#only-light" in filled
-    assert "| µs | toolkit | mcp | fastmcp | node | toolkit ÷ best anchor |" in filled
-    assert "| stdio, legacy | **50** | 600 | 800 | 150 | 1/12.0 (mcp) |" in filled, "one table: 6 columns"
+    assert "| µs | toolkit | mcp | fastmcp | node | toolkit ÷ best anchor · ÷ best Node |" in filled
+    assert "| stdio, legacy | **50** | 600 | 800 | 150 | 1/12.0 (mcp) · 1/3.0 (node) ✓ |" in filled, "6 columns"
+    assert f"- **Against the TypeScript SDK**: 0.33{X} the server CPU per call of the better Node column." in filled
     assert f"| OpenAPI call / plain call (HTTP, modern) | **1.40{X}** | 3.10{X} |" in filled
     assert page.fill(filled, results) == filled, "filling is idempotent"
 
@@ -315,8 +325,8 @@ def test_a_table_wider_than_the_page_is_cut_in_two() -> None:
     text = page.table(results, cpu)
     first, second = (part for part in text.split("\n\n") if part.startswith("|"))
     assert first.splitlines()[0] == "| µs | toolkit | mcp | fastmcp | node | floor |"
-    assert second.splitlines()[0] == "| µs | toolkit ÷ best anchor · ÷ floor |"
-    assert "| stdio, legacy | 1/12.0 (mcp) · 1.25 (floor) |" in second, "the rows' labels repeated"
+    assert second.splitlines()[0] == "| µs | toolkit ÷ best anchor · ÷ best Node · ÷ floor |"
+    assert "| stdio, legacy | 1/12.0 (mcp) · 1/3.0 (node) ✓ · 1.25 (floor) |" in second, "the rows' labels repeated"
 
 
 def test_an_unknown_block_in_the_page_is_an_error() -> None:
@@ -347,5 +357,5 @@ async def test_a_partial_run_is_never_published(tmp_path: Path, capsys: pytest.C
     assert await main_async(parse_args(["--publish-from", str(partial)])) == 2
     err = capsys.readouterr().err
     assert f"not published: {partial} is not a full run: it is a --quick run;" in err
-    assert "its scenarios lack" in err and "it has no floor column" in err
+    assert "its scenarios lack" in err and "it has no floor, node2 column" in err
     assert {path: path.read_bytes() for path in before} == before, "the published files are untouched"
