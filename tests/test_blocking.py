@@ -8,6 +8,7 @@ thread hand-over). In-process through ``toolkit.testing.Client`` and over real H
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 import time
 
@@ -148,3 +149,61 @@ async def test_blocked_defs_hold_up_none_of_many_concurrent_calls(mcp_http: Serv
         gate.set()
     finished = await asyncio.gather(*blocked)
     assert [reply.result["content"][0]["text"] for reply in finished] == [str(tag) for tag in range(4)]
+
+
+async def test_the_hop_keeps_context_exceptions_and_cancellation() -> None:
+    """What a plain function in a worker thread sees and gives back (``in_worker_thread``, as
+    ``invoke`` does it): the caller's context variables, its own exception with its traceback;
+    cancelled while it runs, it runs to its end and its outcome is dropped; cancelled before a
+    worker took it (every worker busy), it never runs."""
+    from toolkit._functions import MAX_WORKER_THREADS, in_worker_thread
+
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")
+    var.set("the caller's")
+    assert await in_worker_thread(var.get, {}) == "the caller's"
+
+    class Failure(Exception):
+        pass
+
+    def fails() -> None:
+        raise Failure("from the thread")
+
+    with pytest.raises(Failure, match="from the thread") as failed:
+        await in_worker_thread(fails, {})
+    assert failed.traceback[-1].name == "fails"
+
+    release, started, finished = threading.Event(), threading.Semaphore(0), threading.Event()
+
+    def hold(then: threading.Event | None = None) -> str:
+        started.release()
+        if not release.wait(60):
+            raise RuntimeError("never released")
+        if then is not None:
+            then.set()
+        return "done"
+
+    running = asyncio.create_task(in_worker_thread(hold, {"then": finished}))
+    holders = [asyncio.create_task(in_worker_thread(hold, {})) for _ in range(MAX_WORKER_THREADS - 1)]
+    for _ in range(MAX_WORKER_THREADS):  # every worker is inside hold()
+        while not started.acquire(blocking=False):
+            await asyncio.sleep(0.01)
+    ran: list[str] = []
+
+    def record() -> None:
+        ran.append("ran")
+
+    queued = asyncio.create_task(in_worker_thread(record, {}))
+    await asyncio.sleep(0)
+    running.cancel()
+    queued.cancel()
+    await asyncio.sleep(0)  # run_in_executor's way passed a cancellation on one loop iteration later
+    release.set()
+    assert await asyncio.gather(*holders) == ["done"] * (MAX_WORKER_THREADS - 1)
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    with pytest.raises(asyncio.CancelledError):
+        await queued
+    assert await in_worker_thread(lambda: "after", {}) == "after"  # queued after it: it was taken
+    while not finished.is_set():  # the cancelled call runs to its end in its thread
+        await asyncio.sleep(0.01)
+    assert ran == []  # the one cancelled in the queue never ran
