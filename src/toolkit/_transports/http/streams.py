@@ -85,6 +85,8 @@ class RequestStream:
         """Called once, when the first message sent before the response arrives (it opens the stream)."""
         self._room: asyncio.Event | None = None
         """Set when a stream that was full has room again (a send waits for it)."""
+        self._waiter: asyncio.Future[None] | None = None
+        """What ``next_or_close`` awaits while the queue is empty: resolved by ``put`` or ``close``."""
 
     @property
     def queue(self) -> asyncio.Queue[Item]:
@@ -105,6 +107,7 @@ class RequestStream:
             self.ended = item
             return
         self.queue.put_nowait(item)
+        self._wake()
         if self.on_event is not None:
             on_event, self.on_event = self.on_event, None
             on_event()
@@ -127,6 +130,11 @@ class RequestStream:
     async def close(self) -> None:
         """``ctx.close_stream()``: end the SSE connection now; the request goes on."""
         self.close_requested.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
 
     def no_reader(self) -> None:
         """The client left and nothing will read this stream: what is sent from now on is dropped."""
@@ -142,21 +150,22 @@ class RequestStream:
             self._room = None
 
     async def next_or_close(self) -> Item | None:
-        """The next item, or ``None`` once the handler asked to close the connection."""
+        """The next item, or ``None`` once the handler asked to close the connection.
+
+        One future awaited per wait, resolved by ``put`` or ``close``: no task per item (a
+        stream's events are the per-notification cost of a fan-out to many listeners).
+        """
         self.taken()
-        if not self.queue.empty():
-            return self.queue.get_nowait()
-        getting = asyncio.ensure_future(self.queue.get())
-        closing = asyncio.ensure_future(self.close_requested.wait())
-        try:
-            done, _ = await asyncio.wait({getting, closing}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            # Also when the stream itself is cancelled (client gone): a pending get left behind
-            # would swallow the next message before anyone else reads the queue.
-            closing.cancel()
-            if not getting.done():
-                getting.cancel()
-        return getting.result() if getting in done else None
+        while True:
+            if not self.queue.empty():
+                return self.queue.get_nowait()
+            if self._close_requested is not None and self._close_requested.is_set():
+                return None
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
 
 
 class Responder:
