@@ -9,6 +9,8 @@ scenario holds; everything else is the framework's default.
 
 With ``BENCH_SCALE_TRACE`` set to a path, ``tracemalloc`` is started at import and the tool
 ``snapshot`` dumps a snapshot to ``<path>.<n>`` (the per-session line items; see bench/README.md).
+With ``BENCH_SCALE_PROFILE`` set to a path, the tool ``profile`` starts (``on``) and stops (and
+dumps to that path) a ``cProfile`` of the event loop's thread.
 """
 
 import argparse
@@ -57,6 +59,23 @@ if TRACE:
         path = f"{TRACE}.{snapshots[0]}"
         tracemalloc.take_snapshot().dump(path)
         return path
+
+
+PROFILE = os.environ.get("BENCH_SCALE_PROFILE")
+if PROFILE:
+    import cProfile
+
+    profiler = cProfile.Profile()
+
+    @server.tool()
+    async def profile(on: bool) -> str:
+        """Start (on) or stop and dump (off) a cProfile of the event loop's thread (bench diagnostics only)."""
+        if on:
+            profiler.enable()
+            return "on"
+        profiler.disable()
+        profiler.dump_stats(PROFILE)
+        return PROFILE
 
 
 if __name__ == "__main__":
