@@ -32,6 +32,8 @@ MAX_TOKEN_BYTES: Final = 16 * 1024
 SEGMENT: Final = re.compile(r"[A-Za-z0-9_-]+={0,2}")
 MAX_VERIFIERS: Final = 64
 """Prepared (algorithm, key) pairs kept; the map starts over past it."""
+MAX_HEADERS: Final = 64
+"""Distinct JOSE headers remembered (a few per issuer and key); the map starts over past it."""
 
 
 def require_extra(module: str, feature: str) -> None:
@@ -134,7 +136,12 @@ class JWTVerifier:
 
     async def _check(self, token: str) -> AccessToken:
         header_segment, payload_segment, signature_segment = _segments(token)
-        header = _json_object(_decode_segment(header_segment, "header"), "header")
+        header = _HEADERS.get(header_segment)
+        if header is None:
+            header = _json_object(_decode_segment(header_segment, "header"), "header")
+            if len(_HEADERS) >= MAX_HEADERS:
+                _HEADERS.clear()
+            _HEADERS[header_segment] = header
         algorithm = header.get("alg")
         if not isinstance(algorithm, str) or algorithm not in self.algorithms:
             raise InvalidToken(f"algorithm {algorithm!r} is not allowed (allowed: {', '.join(self.algorithms)})")
@@ -191,6 +198,9 @@ def _json_object(decoded: bytes, name: str) -> dict[str, Any]:
     return value
 
 
+_HEADERS: dict[str, dict[str, Any]] = {}
+"""Header segments already read: an issuer's tokens share one (its ``alg``, ``kid`` and ``typ``), so
+it is decoded once, not per token. Only read here, never changed; checked again for every token."""
 _VERIFIERS: dict[tuple[str, int], tuple[Any, Callable[[bytes, bytes], bool]]] = {}
 
 
