@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from ._context import Context
-from ._depends import MISSING, Builtin, Depends
+from ._depends import MISSING, Builtin
 from ._state import SESSION_ARGUMENT, State
 
 
@@ -41,18 +41,12 @@ LocalUserState = Annotated[State, Builtin(_local_user_state, "LocalUserState", "
 """The caller's state, or the one shared by every caller without a subject (``ctx.state.local_user``)."""
 
 
-async def _open_session(ctx: Context) -> State | None:
+async def _session_state(ctx: Context) -> Any:
     scopes = ctx.state
     handle = scopes.session_argument
     if handle is not None:
         return await scopes.session(handle)
-    return await scopes.session() if scopes.in_session else None
-
-
-def _session_state(found: Annotated[State | None, Depends(_open_session)]) -> Any:
-    # A Builtin runs on the loop as a plain def (``_injection`` refuses blocking= on an async one):
-    # the handle is checked in the async dependency it takes.
-    return MISSING if found is None else found
+    return await scopes.session() if scopes.in_session else MISSING
 
 
 SessionState = Annotated[
