@@ -726,11 +726,12 @@
     // The result: outcome, content blocks, then the natural value beside the selected era's wire result.
     const statusSlot = el("div", {});
     const blockBox = el("div", { class: "content-blocks" });
+    const appSlot = el("div", { class: "app-slot" });
     const natural = pane("natural-value", "", "Natural value");
     const wire = pane("wire-result", "", "Wire result");
     const wireHeading = el("h4", {});
     const result = el("section", { class: "result", "aria-live": "polite", "aria-label": `Result of ${name}`, hidden: true },
-      el("h3", { text: "Result" }), statusSlot, blockBox,
+      el("h3", { text: "Result" }), statusSlot, blockBox, appSlot,
       columns([el("h4", { text: "Natural value (structuredContent, 2026-07-28)" }), natural], [wireHeading, wire]));
     let shaped = null; // { byVersion } from /shape, { error } for a JSON-RPC error, or an Error
     let calls = 0;
@@ -760,6 +761,7 @@
       callButton.disabled = true;
       status(statusSlot, "Calling…", "pending");
       blockBox.replaceChildren();
+      retireApps(appSlot, "a new call of the tool");
       natural.textContent = "";
       shaped = null;
       showWire(S.era);
@@ -788,7 +790,7 @@
       status(statusSlot, failed ? "isError" : "OK", failed ? "error" : "ok", failed ? "The tool reported an error." : other);
       blockBox.replaceChildren(...blocks(res.content));
       const appUri = uiOf(tool).resourceUri;
-      if (typeof appUri === "string" && appUri.startsWith("ui://")) blockBox.append(appView(name, appUri, values, res));
+      if (typeof appUri === "string" && appUri.startsWith("ui://")) appSlot.append(appView(name, appUri, values, res));
       natural.textContent = "structuredContent" in res ? pretty(exactOf(res).structuredContent) : "(no structured content)";
       const text = list(res.content).find((b) => isObj(b) && b.type === "text");
       if (failed && text) markErrors(form, problems(String(text.text)));
@@ -816,10 +818,24 @@
   }
 
   // ---- MCP Apps host: the app in a sandboxed iframe (allow-scripts only: an opaque origin), its
-  // CSP set by the server on {BASE}/sandbox from the resource's _meta.ui.csp, and the host side of
-  // the app protocol over postMessage: ui/initialize, then the tool's input and result; the app's
-  // tools/call go through this page's MCP client, only to tools whose visibility includes "app".
+  // CSP set by the server on {BASE}/sandbox from the resource's _meta.ui.csp, its `allow` from
+  // _meta.ui.permissions, and the host side of the app protocol over postMessage: ui/initialize,
+  // then the tool's input and result; the app's tools/call go through this page's MCP client, only
+  // to tools whose visibility includes "app", and its resources/read only to ui:// resources. The
+  // page has no model: ui/message and ui/update-model-context are shown, as text, in the app's box.
+  // A new call of the tool retires the app: ui/resource-teardown, its answer awaited, then removal.
   const uiOf = (tool) => (isObj(tool) && isObj(tool._meta) && isObj(tool._meta.ui) ? tool._meta.ui : {});
+  // SEP-1865's permissions and the Permissions Policy feature each maps to; no others.
+  const APP_PERMISSIONS = { camera: "camera", microphone: "microphone", geolocation: "geolocation", clipboardWrite: "clipboard-write" };
+  const DARK = window.matchMedia("(prefers-color-scheme: dark)");
+  const theme = () => (DARK.matches ? "dark" : "light");
+  const TEARDOWN_WAIT_MS = 30000; // the longest a retired app may take to answer ui/resource-teardown
+  const isId = (id) => typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
+  const refusal = (code, message) => Object.assign(new Error(message), { code });
+  // A content block list as text: text blocks' text, any other block as [its type].
+  const blocksText = (content) =>
+    list(Array.isArray(content) ? content : [content]).filter(isObj)
+      .map((b) => (b.type === "text" ? String(b.text ?? "") : `[${String(b.type ?? "block")}]`)).join("\n");
   async function appCallable(toolName) {
     const tools = list((await listings(MODERN)).tools);
     const tool = tools.find((t) => isObj(t) && t.name === toolName);
@@ -827,65 +843,150 @@
     const visibility = uiOf(tool).visibility;
     return !Array.isArray(visibility) || visibility.includes("app");
   }
+  // Retire the apps in `slot` (a new call of their tool replaces them).
+  const retirements = new WeakMap();
+  function retireApps(slot, reason) {
+    for (const box of Array.from(slot.children)) (retirements.get(box) || (() => box.remove()))(reason);
+  }
   function appView(toolName, uri, args, toolResult) {
     const slot = el("div", {});
+    const says = el("div", { class: "app-says", "aria-live": "polite", hidden: true });
     const frame = el("iframe", { class: "app-frame", title: `App ${uri}`, sandbox: "allow-scripts", "data-app": uri });
-    const box = el("div", { class: "app", "data-app": uri }, el("h4", { text: `App ${uri}` }), slot, frame);
-    const reply = (id, result, error) => frame.contentWindow &&
-      frame.contentWindow.postMessage(error ? { jsonrpc: "2.0", id, error } : { jsonrpc: "2.0", id, result }, "*");
-    const notify = (method, params) => frame.contentWindow && frame.contentWindow.postMessage({ jsonrpc: "2.0", method, params }, "*");
+    const box = el("div", { class: "app", "data-app": uri }, el("h4", { text: `App ${uri}` }), slot, says, frame);
+    const post = (message) => frame.contentWindow && frame.contentWindow.postMessage({ jsonrpc: "2.0", ...message }, "*");
+    const reply = (id, result, error) => post(error ? { id, error } : { id, result });
+    const notify = (method, params) => post({ method, params });
     let html = null;
+    let granted = {};
+    let initialized = false;
+    let retired = false;
+    let asked = 0;
+    const pending = new Map(); // this page's requests to the app: id → resolve
+    const request = (method, params) => new Promise((resolve) => {
+      const id = ++asked;
+      pending.set(id, resolve);
+      post({ id, method, params });
+    });
+    // What the app asked the page to show: one line per kind, the latest of each, as text only.
+    const show = (kind, ...kids) => {
+      const line = el("p", { class: `app-${kind}` }, ...kids);
+      const old = says.querySelector(`.app-${kind}`);
+      if (old) old.replaceWith(line);
+      else says.append(line);
+      says.hidden = false;
+    };
     const handlers = {
       "ui/initialize": async (p) => ({
-        protocolVersion: isObj(p) && typeof p.protocolVersion === "string" ? p.protocolVersion : "2026-01-26",
+        protocolVersion: typeof p.protocolVersion === "string" ? p.protocolVersion : "2026-01-26",
         hostInfo: { name: "toolkit tools page", version: "1" },
-        hostCapabilities: { serverTools: {}, logging: {} },
-        hostContext: { theme: "light", displayMode: "inline", availableDisplayModes: ["inline"] },
+        hostCapabilities: {
+          openLinks: {}, serverTools: {}, serverResources: {}, logging: {},
+          message: { text: {} }, updateModelContext: { text: {}, structuredContent: {} },
+          sandbox: { permissions: granted },
+        },
+        hostContext: { theme: theme(), displayMode: "inline", availableDisplayModes: ["inline"], platform: "web" },
       }),
       ping: async () => ({}),
       "tools/call": async (p) => {
-        const called = isObj(p) ? String(p.name) : "";
-        if (!(await appCallable(called))) throw Object.assign(new Error(`the host refuses ${called}: its _meta.ui.visibility does not include "app"`), { code: -32602 });
+        const called = typeof p.name === "string" ? p.name : "";
+        if (!(await appCallable(called))) throw refusal(-32602, `the host refuses ${called}: its _meta.ui.visibility does not include "app"`);
         return modern("tools/call", { name: called, arguments: isObj(p.arguments) ? p.arguments : {} }, called, paramHeaders({}, {}));
       },
+      "resources/read": async (p) => {
+        const wanted = typeof p.uri === "string" ? p.uri : "";
+        if (!wanted.startsWith("ui://")) throw refusal(-32602, `the tools page lets an app read only ui:// resources, not ${JSON.stringify(wanted)}`);
+        return modern("resources/read", { uri: wanted }, wanted);
+      },
+      "ui/open-link": async (p) => {
+        const url = typeof p.url === "string" ? p.url : "";
+        if (!isHttp(url)) throw refusal(-32000, `the tools page opens only http(s) links, not ${JSON.stringify(url.slice(0, 200))}`);
+        show("link", "The app opened a link: ", el("a", { href: url, target: "_blank", rel: "noopener noreferrer", text: url }));
+        window.open(url, "_blank", "noopener,noreferrer");
+        return {};
+      },
+      "ui/message": async (p) => {
+        if ((p.role !== undefined && p.role !== "user") || !(isObj(p.content) || Array.isArray(p.content))) {
+          throw refusal(-32602, 'ui/message takes role "user" and content blocks');
+        }
+        show("message", `The app says: ${blocksText(p.content)}`);
+        return {};
+      },
+      "ui/update-model-context": async (p) => {
+        const parts = [p.content !== undefined ? blocksText(p.content) : "", "structuredContent" in p ? JSON.stringify(p.structuredContent) : ""];
+        show("context", `The app's context for the model: ${parts.filter(Boolean).join("\n") || "(empty)"}`);
+        return {};
+      },
     };
+    const themed = () => initialized && !retired && notify("ui/notifications/host-context-changed", { theme: theme() });
     const listener = async (event) => {
-      if (event.source !== frame.contentWindow || !isObj(event.data)) return; // only this app's own frame
+      if (event.source !== frame.contentWindow || !isObj(event.data) || event.data.jsonrpc !== "2.0") return; // only this app's own frame
       const { id, method, params } = event.data;
+      if (method === undefined && isId(id) && pending.has(id) && ("result" in event.data || "error" in event.data)) {
+        pending.get(id)(event.data);
+        pending.delete(id);
+        return;
+      }
+      if (typeof method !== "string" || (params !== undefined && !isObj(params))) {
+        if (isId(id)) reply(id, undefined, { code: -32600, message: "not a JSON-RPC request: a method name and an object of params" });
+        return;
+      }
       if (method === "ui/notifications/sandbox-proxy-ready") {
         // Once: a frame that navigated itself (to a sandbox URL with a looser CSP of its choosing)
         // gets nothing more from this page.
-        if (html != null) frame.contentWindow.postMessage({ jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: { html } }, "*");
+        if (html != null) notify("ui/notifications/sandbox-resource-ready", { html });
         html = null;
         return;
       }
       if (method === "ui/notifications/initialized") {
+        if (initialized || retired) return;
+        initialized = true;
         notify("ui/notifications/tool-input", { arguments: args });
-        notify("ui/notifications/tool-result", exactOf(toolResult));
+        notify("ui/notifications/tool-result", toolResult);
         return;
       }
       if (method === "ui/notifications/size-changed" && isObj(params) && Number.isFinite(params.height)) {
         frame.style.height = `${Math.min(Math.max(params.height, 40), 2000)}px`;
         return;
       }
-      if (id === undefined || typeof method !== "string") return;
+      if (!isId(id)) return; // another notification: nothing to do
       const handler = Object.prototype.hasOwnProperty.call(handlers, method) ? handlers[method] : null;
       if (!handler) return reply(id, undefined, { code: -32601, message: `the tools page does not implement ${method}` });
       box.setAttribute("data-last-method", method);
       try {
-        reply(id, await handler(params));
+        // A retired app may finish its work (its tools and resources), nothing more.
+        if (retired && !["tools/call", "resources/read", "ping"].includes(method)) throw refusal(-32000, "the app is being torn down");
+        reply(id, await handler(params || {}));
       } catch (error) {
         box.setAttribute("data-refused", String(error.message));
-        reply(id, undefined, { code: error.code || -32603, message: String(error.message) });
+        reply(id, undefined, { code: Number.isInteger(error.code) ? error.code : -32603, message: String(error.message) });
       }
     };
     window.addEventListener("message", listener);
+    DARK.addEventListener("change", themed);
+    retirements.set(box, async (reason) => {
+      if (retired) return;
+      retired = true;
+      box.hidden = true; // hidden, still running: it can answer, and finish what it was doing
+      DARK.removeEventListener("change", themed);
+      if (initialized) {
+        let timer;
+        const late = new Promise((resolve) => (timer = setTimeout(resolve, TEARDOWN_WAIT_MS)));
+        await Promise.race([request("ui/resource-teardown", { reason }), late]);
+        clearTimeout(timer);
+      }
+      window.removeEventListener("message", listener);
+      box.remove();
+    });
     (async () => {
       const read = await modern("resources/read", { uri }, uri).catch((error) => status(slot, errorText(error), "error"));
       const item = read && list(read.contents).find((c) => isObj(c) && c.mimeType === APP_MIME && typeof c.text === "string");
       if (!item) return read && status(slot, `${uri} has no ${APP_MIME} text to render`, "error");
       const listed = list((await listings(MODERN)).resources).find((r) => isObj(r) && r.uri === uri);
       const ui = isObj(item._meta) && isObj(item._meta.ui) ? item._meta.ui : (isObj(listed) && isObj(listed._meta) && isObj(listed._meta.ui) ? listed._meta.ui : {});
+      const asks = isObj(ui.permissions) ? ui.permissions : {};
+      granted = Object.fromEntries(Object.keys(APP_PERMISSIONS).filter((k) => isObj(own(asks, k))).map((k) => [k, {}]));
+      const allow = Object.keys(granted).map((k) => APP_PERMISSIONS[k]).join("; ");
+      if (allow) frame.setAttribute("allow", allow); // before src: a frame's policy is fixed as it navigates
       html = item.text;
       frame.src = `${BASE}/sandbox?csp=${encodeURIComponent(JSON.stringify(isObj(ui.csp) ? ui.csp : {}))}`;
       if (ui.prefersBorder === false) frame.classList.add("borderless");
