@@ -170,6 +170,16 @@ def test_a_new_call_tears_the_old_app_down_and_waits_for_its_answer(browser: Any
     report(browser, app_frame(browser, card))  # the new one runs
 
 
+def test_the_app_gets_a_result_whose_numbers_the_page_keeps_as_written(browser: Any, page_servers: Any) -> None:
+    # The page keeps 100.0 as written (JSON.rawJSON) for its panes; such a value cannot be posted.
+    server = page_servers(APP)
+    open_page(browser, server.url)
+    card = tool_card(browser, "measure")
+    call(browser, card)
+    out = report(browser, app_frame(browser, card))
+    assert out["result"]["structuredContent"] == {"celsius": 100}
+
+
 def _one_new(handles: set[str]) -> str:
     assert len(handles) == 1, handles
     return handles.pop()

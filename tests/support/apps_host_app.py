@@ -7,7 +7,7 @@ the ``link`` argument when given), sends a ``ui/message`` and a ``ui/update-mode
 text holds markup, reads a ``ui://`` resource and a ``note://`` one, then writes what happened into
 ``<pre id="out">`` as JSON. On ``ui/resource-teardown`` it calls ``note`` (an app-only tool) with
 the reason before it answers, so that ``notes`` shows the host asked and waited. ``plain`` shows
-an app that asks for no permission.
+an app that asks for no permission; ``measure``, the probe with a result holding ``100.0``.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ addEventListener("message", async (e) => {
   if (e.source !== parent || !m || m.jsonrpc !== "2.0") return;
   if (m.method === undefined && pending[m.id]) return pending[m.id](m);
   if (m.method === "ui/notifications/tool-input") { out.input = m.params.arguments; run(m.params.arguments); }
+  if (m.method === "ui/notifications/tool-result") { out.result = m.params; show(); }
   if (m.method === "ui/notifications/host-context-changed") { out.contexts.push(m.params); show(); }
   if (m.method === "ui/resource-teardown") {
     await ask("tools/call", { name: "note", arguments: { text: "torn down: " + m.params.reason } });
@@ -75,9 +76,15 @@ def host_probe(link: str = "") -> str:
     return "probing the host"
 
 
+@server.tool(app=probe_app)
+def measure() -> dict[str, float]:
+    """A result whose number is written 100.0: the page keeps such text, yet must post the app a value."""
+    return {"celsius": 100.0}
+
+
 @server.tool(app=plain_app)
 def plain() -> str:
-    """Show an app that asks for no permission."""
+    """Show an app that asks for no permission; ``measure``, the probe with a result holding ``100.0``."""
     return "plain"
 
 
