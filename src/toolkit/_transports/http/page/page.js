@@ -921,8 +921,9 @@
     const listener = async (event) => {
       if (event.source !== frame.contentWindow || !isObj(event.data) || event.data.jsonrpc !== "2.0") return; // only this app's own frame
       const { id, method, params } = event.data;
-      if (method === undefined && isId(id) && pending.has(id) && ("result" in event.data || "error" in event.data)) {
-        pending.get(id)(event.data);
+      if (method === undefined && ("result" in event.data || "error" in event.data)) {
+        // An answer to this page's request (ui/resource-teardown); any other is dropped.
+        if (isId(id) && pending.has(id)) pending.get(id)(event.data);
         pending.delete(id);
         return;
       }
