@@ -534,7 +534,7 @@ def _scale_catalogue() -> list[Metric]:
             "%",
             SCALE_SOAK_TARGET,
         ),
-        own("soak.rss_trend_kib", "soak: RSS slope over cycles 2..N, per cycle", "KiB"),
+        own("soak.rss_trend_kib", "soak: RSS slope over the second half of the cycles, per cycle", "KiB"),
     ]
     return metrics
 
