@@ -35,7 +35,7 @@ DEFAULT_SHUTDOWN_GRACE: Final = 10.0
 _CHUNK: Final = 256 * 1024
 
 Write = Callable[[bytes], Awaitable[None]]
-_WRITE_CHUNK: Final = 256 * 1024  # bytes handed to the stdout pipe's transport at a time
+_WRITE_CHUNK: Final = 1024 * 1024  # bytes handed to the stdout pipe's transport at a time
 
 
 class StdioServer:
