@@ -222,6 +222,10 @@ def _verifier(algorithm: str, key: Any) -> Callable[[bytes, bytes], bool]:
         prepared = implementation.prepare_key(key)
     except (jwt.PyJWTError, NotImplementedError) as exc:
         raise InvalidToken(f"cannot verify {algorithm} with this key: {exc}") from None
+    check_length = getattr(implementation, "check_key_length", None)  # not in every PyJWT 2.x
+    weak = check_length(prepared) if callable(check_length) else None
+    if weak:  # jwt.decode warns on every token; once per key says the same
+        logger.warning("a %s key in use is weak: %s", algorithm, weak)
 
     def verify(signing_input: bytes, signature: bytes) -> bool:
         return bool(implementation.verify(signing_input, prepared, signature))
