@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import textwrap
@@ -22,9 +23,10 @@ import threading
 from pathlib import Path
 from typing import Annotated, Any
 
+import httpx
 import pytest
 from pydantic import Field
-from tests.http_support import ACCEPT_BOTH, LEGACY, MODERN, Legacy, Modern, Reply, ServeHttp
+from tests.http_support import ACCEPT_BOTH, LEGACY, MODERN, Legacy, Modern, Reply, ServeHttp, serve
 from tests.support.memory_stdio import MemoryStdio
 from tests.support.processes import PYTHON, REPO
 from tests.support.waiting import hang_until_cancelled
@@ -370,6 +372,46 @@ async def test_modern_concurrency_limit_is_503_with_retry_after(mcp_http: ServeH
     for task in held:
         assert tool_text((await task).result) == "released"
     assert (await modern.call_tool("quick")).status == 200
+
+
+async def test_open_listen_streams_do_not_count_as_requests_in_flight() -> None:
+    """A 2026-07-28 subscriptions/listen is a stream held open (like a legacy GET stream): more
+    listeners than max_concurrent_requests are served, and a call still answers beside them."""
+    limit = 2
+    server = Server("listened", max_concurrent_requests=limit)
+
+    @server.tool
+    def quick() -> str:
+        return "quick"
+
+    headers = {
+        "content-type": "application/json",
+        "accept": ACCEPT_BOTH,
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "subscriptions/listen",
+    }
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    async with serve(server) as running, httpx.AsyncClient(timeout=30) as http, contextlib.AsyncExitStack() as held:
+        for number in range(limit + 2):
+            body = {
+                "jsonrpc": "2.0",
+                "id": number,
+                "method": "subscriptions/listen",
+                "params": {"_meta": meta, "notifications": {"toolsListChanged": True}},
+            }
+            stream = await held.enter_async_context(http.stream("POST", running.url, json=body, headers=headers))
+            assert stream.status_code == 200, number
+            lines = stream.aiter_lines()
+            async for line in lines:  # the acknowledgement: the listener is open
+                if line.startswith("data:"):
+                    assert json.loads(line[5:])["method"] == "notifications/subscriptions/acknowledged"
+                    break
+        call = {"jsonrpc": "2.0", "id": "call", "method": "tools/call", "params": {"name": "quick", "_meta": meta}}
+        answer = await http.post(
+            running.url, json=call, headers={**headers, "mcp-method": "tools/call", "mcp-name": "quick"}
+        )
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["result"]["content"] == [{"type": "text", "text": "quick"}]
 
 
 # --- tool timeouts ---------------------------------------------------------------------------

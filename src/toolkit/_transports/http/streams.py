@@ -222,7 +222,10 @@ class Responder:
         assert task is not None
         here = Here(task)
         exchange = _Exchange(self, scope, receive, send, stream, here, resume, modern=modern is True)
-        if session is None:
+        # A listen is a stream held open, like a legacy GET stream: it does not count as a request in
+        # flight (or a hundred listeners would leave no room for any call).
+        counted = session is None and request.method != "subscriptions/listen"
+        if counted:
             self.stateless_inflight += 1
         try:
             await self.lifecycle.run_here(
@@ -244,7 +247,7 @@ class Responder:
                 raise
             task.uncancel()
         finally:
-            if session is None:
+            if counted:
                 self.stateless_inflight -= 1
         await exchange.respond()
 
