@@ -376,9 +376,11 @@ async def test_modern_concurrency_limit_is_503_with_retry_after(mcp_http: ServeH
 
 async def test_open_listen_streams_do_not_count_as_requests_in_flight() -> None:
     """A 2026-07-28 subscriptions/listen is a stream held open (like a legacy GET stream): more
-    listeners than max_concurrent_requests are served, and a call still answers beside them."""
+    listeners than max_concurrent_requests are served, and a call still answers beside them; the
+    listeners are bounded by max_sessions, the bound of the legacy era's held-open streams."""
     limit = 2
     server = Server("listened", max_concurrent_requests=limit)
+    listeners = limit + 2
 
     @server.tool
     def quick() -> str:
@@ -391,8 +393,13 @@ async def test_open_listen_streams_do_not_count_as_requests_in_flight() -> None:
         "mcp-method": "subscriptions/listen",
     }
     meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
-    async with serve(server) as running, httpx.AsyncClient(timeout=30) as http, contextlib.AsyncExitStack() as held:
-        for number in range(limit + 2):
+    async with (
+        serve(server, max_sessions=listeners) as running,
+        httpx.AsyncClient(timeout=30) as http,
+        contextlib.AsyncExitStack() as held,
+    ):
+        readers: list[Any] = []
+        for number in range(listeners + 1):
             body = {
                 "jsonrpc": "2.0",
                 "id": number,
@@ -400,8 +407,13 @@ async def test_open_listen_streams_do_not_count_as_requests_in_flight() -> None:
                 "params": {"_meta": meta, "notifications": {"toolsListChanged": True}},
             }
             stream = await held.enter_async_context(http.stream("POST", running.url, json=body, headers=headers))
+            if number == listeners:  # one past max_sessions
+                assert stream.status_code == 503 and stream.headers.get("retry-after") is not None
+                _assert_busy(json.loads(await stream.aread()), number, listeners)
+                break
             assert stream.status_code == 200, number
             lines = stream.aiter_lines()
+            readers.append(lines)  # kept: a reader collected would close its stream
             async for line in lines:  # the acknowledgement: the listener is open
                 if line.startswith("data:"):
                     assert json.loads(line[5:])["method"] == "notifications/subscriptions/acknowledged"

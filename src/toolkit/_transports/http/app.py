@@ -102,6 +102,7 @@ class McpEndpoint:
             event_store=self.event_store,
             retry_ms=retry_ms,
             sse_ping_seconds=sse_ping_seconds,
+            max_listeners=max_sessions,
         )
         self._started = False
 

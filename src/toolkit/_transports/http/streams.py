@@ -24,7 +24,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from ..._errors import INVALID_REQUEST, ClientRequestError, StoreUnavailable
 from ..._events import EventStore
-from ..._jsonrpc import Reply, Request, encode
+from ..._jsonrpc import Reply, Request, busy_reply, encode
 from ..._session import Cancellable, Connection
 from ..._types import RequestId
 from ..base import Here, Lifecycle
@@ -179,6 +179,7 @@ class Responder:
         event_store: EventStore | None,
         retry_ms: int,
         sse_ping_seconds: float,
+        max_listeners: int = 10_000,
     ) -> None:
         self.lifecycle = lifecycle
         self.json_response = json_response
@@ -186,6 +187,10 @@ class Responder:
         self.retry_ms = retry_ms
         self.sse_ping_seconds = sse_ping_seconds
         self.stateless_inflight = 0
+        self.max_listeners = max_listeners
+        """2026-07-28 ``subscriptions/listen`` streams open at once on the endpoint (``max_sessions``: a
+        listener is the modern era's held-open stream, as a legacy session's GET stream is)."""
+        self.listening = 0
         self.slow = _SlowWatch()
 
     async def answer(
@@ -222,11 +227,14 @@ class Responder:
         assert task is not None
         here = Here(task)
         exchange = _Exchange(self, scope, receive, send, stream, here, resume, modern=modern is True)
-        # A listen is a stream held open, like a legacy GET stream: it does not count as a request in
-        # flight (or a hundred listeners would leave no room for any call).
-        counted = session is None and request.method != "subscriptions/listen"
+        # A listen is a stream held open, like a legacy GET stream: it counts against max_listeners,
+        # not as a request in flight (or a hundred listeners would leave no room for any call).
+        listen = session is None and request.method == "subscriptions/listen"
+        counted = session is None and not listen
         if counted:
             self.stateless_inflight += 1
+        elif listen:
+            self.listening += 1
         try:
             await self.lifecycle.run_here(
                 request,
@@ -249,6 +257,8 @@ class Responder:
         finally:
             if counted:
                 self.stateless_inflight -= 1
+            elif listen:
+                self.listening -= 1
         await exchange.respond()
 
     async def _admit(
@@ -256,7 +266,11 @@ class Responder:
     ) -> bool:
         """Whether the request may start; if not, its refusal has been sent."""
         inflight = len(connection.inflight) if session is not None and connection is not None else None
-        busy = self.lifecycle.busy(request.id, self.stateless_inflight if inflight is None else inflight)
+        if inflight is None and request.method == "subscriptions/listen":
+            full = self.listening >= self.max_listeners
+            busy = busy_reply(request.id, self.max_listeners) if full else None
+        else:
+            busy = self.lifecycle.busy(request.id, self.stateless_inflight if inflight is None else inflight)
         if busy is not None:
             await respond(send, 503, encode(busy), [("retry-after", "1")])
             return False
