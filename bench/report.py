@@ -214,7 +214,9 @@ def table(results: dict[str, Any]) -> str:
         if metric.target is None:
             row.append("")
         else:
-            bound = f"{float(metric.target):g}x (toolkit)" if metric.target_of == "value" else _fraction(metric.target)
+            unit = "x" if metric.unit == "x" else f" {metric.unit}"
+            value = f"{float(metric.target):g}{unit} (toolkit)"
+            bound = value if metric.target_of == "value" else _fraction(metric.target)
             row.append(f"≤ {bound} {VERDICTS[summary['target_met']]}")
         if floor:
             bound = f"{float(metric.floor_target):g}x" if metric.floor_target is not None else ""

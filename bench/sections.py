@@ -266,6 +266,9 @@ GROUP_TITLES = {  # the first part of a metric key, as a heading
     "tasks": "Tasks",
     "openapi": "OpenAPI",
     "depends": "Dependencies (Depends)",
+    "scale": "Many sessions and streams",
+    "big": "Big results",
+    "hop": "The plain def tool's worker thread",
 }
 # The groups the dedicated sections cover, wholly or in the part worth a chart: never a generic section.
 COVERED = (
