@@ -18,6 +18,7 @@ from tests.support.stdio import StdioClient
 from toolkit import Server
 from toolkit._components import ToolBase
 from toolkit._content import CallOutcome
+from toolkit._schema import checks
 from toolkit._schema.checks import LazyValidator
 from toolkit.testing import Client
 
@@ -113,9 +114,11 @@ async def test_a_tool_compiling_on_first_use_checks_its_schemas_when_built_and_v
         _Lazy("bad", input_schema={"type": "object"}, output_schema={"type": "nonsense"})
 
     schema = {"type": "object", "properties": {"echo": {"type": "integer"}}, "required": ["echo"]}
+    remembered = len(checks._CHECKED)
     tool = _Lazy("echo", input_schema=schema, output_schema={"type": "integer", "minimum": 0})
     validators = (tool._input_validator, tool._output_validator)
     assert all(isinstance(v, LazyValidator) and v._compiled is None for v in validators)  # nothing kept yet
+    assert len(checks._CHECKED) == remembered  # nor in check_schema's memory of passed schemas
 
     server = Server("lazy")
     server.add_tool(tool)

@@ -143,10 +143,11 @@ class ToolBase:
         self.task_start: Literal["call", "begin_task"] = "call"
         self.max_argument_depth = max_argument_depth
         self.input_schema = dict(input_schema)
+        lazy = self.compile_on_first_use
         self._input_validator: Validates = check_schema(
-            self.input_schema, what=f"{self._what}: input schema", assert_formats=True
+            self.input_schema, what=f"{self._what}: input schema", assert_formats=True, remember=not lazy
         )
-        if self.compile_on_first_use:
+        if lazy:
             self._input_validator = LazyValidator(self.input_schema, assert_formats=True)
         if self.input_schema.get("type") != "object":
             raise SchemaError(
@@ -160,8 +161,10 @@ class ToolBase:
         if self.output_schema is not None:
             # Every structured result is checked against the advertised schema: a client that
             # validates would reject what we sent.
-            self._output_validator = check_schema(self.output_schema, what=f"{self._what}: output schema")
-            if self.compile_on_first_use:
+            self._output_validator = check_schema(
+                self.output_schema, what=f"{self._what}: output schema", remember=not lazy
+            )
+            if lazy:
                 self._output_validator = LazyValidator(self.output_schema)
 
     async def call(self, arguments: dict[str, Any], context: CallContext) -> CallOutcome:

@@ -112,7 +112,9 @@ def _data_depth_ok(value: dict[str, Any] | list[Any], allowed: int) -> bool:
     return True
 
 
-def check_schema(schema: Any, *, what: str, assert_formats: bool = False) -> jsonschema_rs.Validator:
+def check_schema(
+    schema: Any, *, what: str, assert_formats: bool = False, remember: bool = True
+) -> jsonschema_rs.Validator:
     """Raise ``SchemaError`` unless ``schema`` is safe to advertise and to validate with.
 
     ``what`` names the schema in the message (for example ``"tool 'x': output schema"``).
@@ -122,10 +124,12 @@ def check_schema(schema: Any, *, what: str, assert_formats: bool = False) -> jso
 
     A schema that passed is remembered by its exact value (``marshal``: types, key order and
     all), with its validator: many tools share an output schema (``list[Item]``), checked and
-    compiled once. A refused schema, or one ``marshal`` cannot write, is not remembered.
+    compiled once. A refused schema, or one ``marshal`` cannot write, is not remembered; nor is
+    one checked with ``remember=False`` (a component that keeps no compiled validator until it is
+    used: an OpenAPI document's thousand schemas would otherwise stay compiled here).
     """
     try:
-        key: bytes | None = marshal.dumps((schema, assert_formats))
+        key: bytes | None = marshal.dumps((schema, assert_formats)) if remember else None
     except ValueError:  # not plain data (a custom class somewhere): checked every time
         key = None
     if key is not None and (validator := _CHECKED.get(key)) is not None:

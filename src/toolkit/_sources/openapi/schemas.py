@@ -312,7 +312,7 @@ class SchemaTranslator:
             document = {"$ref": DEF_PREFIX + escape_token(name), "$defs": {**stubs, name: schema}}
             prefix = "/$defs/" + escape_token(name)
         try:
-            check_schema(document, what="its JSON Schema translation")
+            check_schema(document, what="its JSON Schema translation", remember=False)
         except SchemaError as error:
             inner = error.pointer.removeprefix(prefix) if error.pointer.startswith(prefix) else error.pointer
             place = where + inner
