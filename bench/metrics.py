@@ -14,7 +14,7 @@ ANCHORS = ("mcp", "fastmcp")  # what "best anchor" is picked from
 # The frameworkless floor (bench/servers/floor_server.py): the least work any correct Python server
 # does per call. A lower bound toolkit is measured against, not a competitor: never an anchor.
 FLOOR = "floor"
-FLOOR_UNSUPPORTED = "the floor serves get_items only (the calls and import groups)"
+FLOOR_UNSUPPORTED = "the floor serves get_items and the big workload only (the calls, import and big groups)"
 # The Node peers (bench/servers/node/): the TypeScript SDK's McpServer, 1.x (node) and 2.x (node2).
 # Not anchors: toolkit / best Node column is its own ratio, with its own target (``node_target``).
 NODES = ("node", "node2")
