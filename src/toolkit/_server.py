@@ -197,8 +197,7 @@ class Server(ComposeMixin, ShapingMixin, OpenAPIMixin):
         self.store = store
         self.registry = Registry()
         self.dependency_overrides = DependencyOverrides()
-        """Providers replaced, for tests: ``server.dependency_overrides[get_db] = fake_db`` (docs/dependencies.md).
-        They apply to this server's tools, resources and prompts; a mounted server has its own."""
+        """Providers replaced, for tests: ``server.dependency_overrides[get_db] = fake`` (this server's only)."""
         self.mounted: list[tuple[Any, Any]] = []
         """What ``mount`` added: (the child server or client, its source), in order."""
         self.parents: list[tuple[Server, str | None]] = []
@@ -330,12 +329,10 @@ class Server(ComposeMixin, ShapingMixin, OpenAPIMixin):
             blocking: For a plain ``def`` function only. ``True`` (default): it runs in a
                 worker thread, so a blocking call in it holds up no other request.
                 ``False``: it never blocks (no I/O, no sleeping, quick), so it is called on
-                the event loop, which saves the thread hand-over (about 50 µs per call);
+                the event loop, which saves the thread hand-over (25-40 µs per call);
                 its ``timeout`` cannot interrupt it there.
-            app: An MCP App the tool shows (``toolkit.App``, or its ``ui://`` URI when the
-                resource is served otherwise): ``_meta.ui.resourceUri`` on the tool, the app's
-                resource served and the ``io.modelcontextprotocol/ui`` extension declared.
-                ``app.visible_to("app")``: a tool only the app calls. See docs/apps.md.
+            app: The MCP App the tool shows (``toolkit.App``, or a ``ui://`` URI), served and linked;
+                ``app.visible_to("app")``: a tool only the app calls (docs/apps.md).
         """
         if isinstance(fn, str):
             raise RegistrationError(
@@ -369,12 +366,13 @@ class Server(ComposeMixin, ShapingMixin, OpenAPIMixin):
             self.registry.add_tool(fn)
             return fn
         options.setdefault("timeout", self.tool_timeout)
-        app = options.pop("app", None)
-        if app is not None:  # MCP Apps: the extension's own link (loaded only by servers with an app)
+        if (app := options.pop("app", None)) is not None:  # MCP Apps: loaded only by servers with an app
             from ._extensions.apps import link  # noqa: PLC0415
 
-            ui = link(self.engine.extensions, self.engine.add_extension, app)
-            options["meta"] = {**(options.get("meta") or {}), "ui": ui}
+            options["meta"] = {
+                **(options.get("meta") or {}),
+                "ui": link(self.engine.extensions, self.engine.add_extension, app),
+            }
         with explained(fn, "tool", Context):
             tool = Tool(
                 fn,
