@@ -18,76 +18,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bench import procs
-from bench.driver import Era, HttpTransport, Session, StdioTransport, check_items_result
-from bench.metrics import DEPENDS_METRICS, DEPENDS_MODES, DEPENDS_VARIANTS, ERAS
+from bench.metrics import DEPENDS_METRICS, DEPENDS_MODES, DEPENDS_VARIANTS
+from bench.variants import Variants
 
 if TYPE_CHECKING:
     from bench.run import Bench, Framework
 
-TOOL = "get_items_for"
-ARGUMENTS = {"plain": {"user": "alice", "tenant": "acme"}, "injected": {}}
-NEEDS = "toolkit._injection"
-_support: dict[str, str | None] = {}  # framework -> why it cannot run the scenario (None: it can)
-
-
-def keys(mode: str, era: Era, variant: str) -> list[str]:
-    return [f"depends.{mode}.{era}.{variant}.{m}" for m in DEPENDS_METRICS]
+DEPENDS = Variants(
+    group="depends",
+    tool="get_items_for",
+    env="BENCH_DEPENDS",
+    variants=DEPENDS_VARIANTS,
+    modes=DEPENDS_MODES,
+    metrics=DEPENDS_METRICS,
+    needs="toolkit._injection",
+    not_toolkit="the depends scenario measures toolkit's Depends",
+    too_old="no Depends",
+    arguments={"plain": {"user": "alice", "tenant": "acme"}, "injected": {}},
+)
 
 
 async def depends_calls(bench: Bench, fw: Framework) -> None:
     """get_items_for with its user and tenant as arguments and from two dependencies, stdio and
     HTTP sequential, both eras; see the module's docstring."""
-    every = [key for mode in DEPENDS_MODES for era in ERAS for v in DEPENDS_VARIANTS for key in keys(mode, era, v)]
-    reason = await bench._lacks(fw, NEEDS, _support, "the depends scenario measures toolkit's Depends", "no Depends")
-    if reason is not None:
-        bench.collector.unsupported(every, fw.name, reason)
-        if fw.kind == "toolkit":
-            print(f"    {fw.name}: depends unsupported ({reason})", flush=True)
-        return
-    variants = list(DEPENDS_VARIANTS)
-    order = variants if bench.round % 2 else variants[::-1]  # a drift within a round favours neither
-    for era in ERAS:
-        for variant in order:
-            await _stdio(bench, fw, era, variant)
-    for variant in order:
-        await _http(bench, fw, variant)
-
-
-def _session(session: Session, variant: str) -> Session:
-    """Calls of get_items_for, checked as get_items's are (the ten items, bare or wrapped)."""
-    return session.use_tool(TOOL, ARGUMENTS[variant], check_items_result)
-
-
-async def _stdio(bench: Bench, fw: Framework, era: Era, variant: str) -> None:
-    """One stdio process, the same batch as ``call.stdio.<era>``."""
-
-    async def body() -> None:
-        env = {**bench.envs[fw.name], "BENCH_DEPENDS": variant}
-        process, _ = await bench._spawn_stdio(fw, "items", f"depends-{variant}-stdio-{era}", env)
-        try:
-            session = _session(Session(StdioTransport(process), era), variant)
-            await session.open(bench.s.start_timeout)
-            prefix = f"depends.stdio.{era}.{variant}"
-            await bench._batch(fw, prefix, process.pid, [session], bench.s.calls, bench.s.warmup, DEPENDS_METRICS)
-        finally:
-            await procs.stop(process)
-
-    await bench._guard(fw, keys("stdio", era, variant), body, era)
-
-
-async def _http(bench: Bench, fw: Framework, variant: str) -> None:
-    """One HTTP process, the same batch as ``call.http_seq.<era>`` in each era."""
-
-    async def batch(era: Era, port: int, pid: int) -> None:
-        session = _session(Session(HttpTransport("127.0.0.1", port), era), variant)
-        try:
-            await session.open(bench.s.start_timeout)
-            prefix = f"depends.http_seq.{era}.{variant}"
-            await bench._batch(fw, prefix, pid, [session], bench.s.calls, bench.s.warmup, DEPENDS_METRICS)
-        finally:
-            await session.transport.close()
-
-    env = {**bench.envs[fw.name], "BENCH_DEPENDS": variant}
-    by_era = {era: keys("http_seq", era, variant) for era in ERAS}
-    await bench._http_server(fw, env, f"depends-{variant}-http", by_era, batch)
+    await DEPENDS.run(bench, fw)

@@ -17,77 +17,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bench import procs
-from bench.driver import Era, HttpTransport, Session, StdioTransport, check_items_result
-from bench.metrics import ERAS, HOP_METRICS, HOP_MODES, HOP_VARIANTS
+from bench.metrics import HOP_METRICS, HOP_MODES, HOP_VARIANTS
+from bench.variants import Variants
 
 if TYPE_CHECKING:
     from bench.run import Bench, Framework
 
-TOOL = "get_items_hop"
-NEEDS = "toolkit._functions"
-_support: dict[str, str | None] = {}  # framework -> why it cannot run the scenario (None: it can)
-
-
-def keys(mode: str, era: Era, variant: str) -> list[str]:
-    return [f"hop.{mode}.{era}.{variant}.{m}" for m in HOP_METRICS]
+HOP = Variants(
+    group="hop",
+    tool="get_items_hop",
+    env="BENCH_HOP",
+    variants=HOP_VARIANTS,
+    modes=HOP_MODES,
+    metrics=HOP_METRICS,
+    needs="toolkit._functions",
+    not_toolkit="the def hop batches measure toolkit's worker threads",
+    too_old="no toolkit._functions",
+)
 
 
 async def hop_calls(bench: Bench, fw: Framework) -> None:
     """get_items_hop as an async def and as a plain def, stdio and HTTP sequential, both eras; see the
     module's docstring."""
-    every = [key for mode in HOP_MODES for era in ERAS for v in HOP_VARIANTS for key in keys(mode, era, v)]
-    reason = await bench._lacks(
-        fw, NEEDS, _support, "the def hop batches measure toolkit's worker threads", "no toolkit._functions"
-    )
-    if reason is not None:
-        bench.collector.unsupported(every, fw.name, reason)
-        if fw.kind == "toolkit":
-            print(f"    {fw.name}: hop unsupported ({reason})", flush=True)
-        return
-    variants = list(HOP_VARIANTS)
-    order = variants if bench.round % 2 else variants[::-1]  # a drift within a round favours neither
-    for era in ERAS:
-        for variant in order:
-            await _stdio(bench, fw, era, variant)
-    for variant in order:
-        await _http(bench, fw, variant)
-
-
-def _session(session: Session) -> Session:
-    """Calls of get_items_hop, checked as get_items's are (the ten items, bare or wrapped)."""
-    return session.use_tool(TOOL, {}, check_items_result)
-
-
-async def _stdio(bench: Bench, fw: Framework, era: Era, variant: str) -> None:
-    """One stdio process, the same batch as ``call.stdio.<era>``."""
-
-    async def body() -> None:
-        env = {**bench.envs[fw.name], "BENCH_HOP": variant}
-        process, _ = await bench._spawn_stdio(fw, "items", f"hop-{variant}-stdio-{era}", env)
-        try:
-            session = _session(Session(StdioTransport(process), era))
-            await session.open(bench.s.start_timeout)
-            prefix = f"hop.stdio.{era}.{variant}"
-            await bench._batch(fw, prefix, process.pid, [session], bench.s.calls, bench.s.warmup, HOP_METRICS)
-        finally:
-            await procs.stop(process)
-
-    await bench._guard(fw, keys("stdio", era, variant), body, era)
-
-
-async def _http(bench: Bench, fw: Framework, variant: str) -> None:
-    """One HTTP process, the same batch as ``call.http_seq.<era>`` in each era."""
-
-    async def batch(era: Era, port: int, pid: int) -> None:
-        session = _session(Session(HttpTransport("127.0.0.1", port), era))
-        try:
-            await session.open(bench.s.start_timeout)
-            prefix = f"hop.http_seq.{era}.{variant}"
-            await bench._batch(fw, prefix, pid, [session], bench.s.calls, bench.s.warmup, HOP_METRICS)
-        finally:
-            await session.transport.close()
-
-    env = {**bench.envs[fw.name], "BENCH_HOP": variant}
-    by_era = {era: keys("http_seq", era, variant) for era in ERAS}
-    await bench._http_server(fw, env, f"hop-{variant}-http", by_era, batch)
+    await HOP.run(bench, fw)
