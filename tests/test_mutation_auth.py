@@ -22,6 +22,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
+from toolkit._auth import jwt as jwt_module
 from toolkit._auth import tokens
 from toolkit._auth.jwks import parse_jwks
 from toolkit._auth.jwt import MAX_TOKEN_BYTES
@@ -231,15 +232,21 @@ def with_header(header: object) -> str:
 
 @pytest.fixture
 def decodes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Counts PyJWT's signature checks: one entry per ``jwt.decode``."""
+    """Counts the verifier's signature checks (PyJWT's algorithm object on a key; ``jwt.decode`` is
+    not called, tests/test_jwt_verify.py): one entry, the signed part, per check."""
     calls: list[str] = []
-    real = jwt.decode
+    real = jwt_module._verifier
 
-    def counting(token: str, *args: Any, **kwargs: Any) -> Any:
-        calls.append(token)
-        return real(token, *args, **kwargs)
+    def counting_verifier(algorithm: str, key: Any) -> Callable[[bytes, bytes], bool]:
+        verify = real(algorithm, key)
 
-    monkeypatch.setattr(jwt, "decode", counting)
+        def counted(signing_input: bytes, signature: bytes) -> bool:
+            calls.append(signing_input.decode("ascii"))
+            return verify(signing_input, signature)
+
+        return counted
+
+    monkeypatch.setattr(jwt_module, "_verifier", counting_verifier)
     return calls
 
 
@@ -249,7 +256,7 @@ def ec_verifier(key: ec.EllipticCurvePrivateKey, **options: Any) -> JWTVerifier:
 
 @pytest.mark.parametrize(
     "token_text",
-    ["abc", f"{b64({'alg': 'ES256'})}.{b64({})}", f"{b64({'alg': 'ES256'})}.a.b.c", "!.b.c", "eyJ9=.b.c"],
+    ["abc", f"{b64({'alg': 'ES256'})}.{b64({})}", f"{b64({'alg': 'ES256'})}.a.b.c", "!.b.c", "e=yJ9.b.c"],
 )
 async def test_a_token_not_of_three_base64url_segments_is_refused_as_such(
     ec_key: ec.EllipticCurvePrivateKey, token_text: str
@@ -260,8 +267,14 @@ async def test_a_token_not_of_three_base64url_segments_is_refused_as_such(
 
 
 async def test_a_header_that_is_not_json_is_refused_with_that_reason(ec_key: ec.EllipticCurvePrivateKey) -> None:
-    with pytest.raises(REFUSED, match=r"^malformed token: the header is not base64url JSON$"):
+    with pytest.raises(REFUSED, match=r"^malformed token: the header is not JSON$"):
         await ec_verifier(ec_key).verify(with_header(b"not json"))
+
+
+async def test_a_header_padded_where_it_may_not_be_is_refused_as_such(ec_key: ec.EllipticCurvePrivateKey) -> None:
+    """Rule: '=' padding is taken as PyJWT takes it, only where base64 puts it ('eyJ9=' is not)."""
+    with pytest.raises(REFUSED, match=r"^malformed token: invalid header padding$"):
+        await ec_verifier(ec_key).verify("eyJ9=.b.c")
 
 
 async def test_a_header_that_is_not_an_object_is_refused_with_that_reason(
@@ -374,8 +387,9 @@ async def test_a_verified_token_is_remembered_until_exp_plus_the_leeway(
     cache_clock(expires + 29)
     await verifier.verify(text)
     assert len(decodes) == 1
-    cache_clock(expires + 31)
-    await verifier.verify(text)
+    cache_clock(expires + 31)  # forgotten, and checked again: expired by then (the same clock)
+    with pytest.raises(REFUSED, match="expired"):
+        await verifier.verify(text)
     assert len(decodes) == 2
 
 

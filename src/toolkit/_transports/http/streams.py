@@ -191,6 +191,8 @@ class Responder:
         """2026-07-28 ``subscriptions/listen`` streams open at once on the endpoint (``max_sessions``: a
         listener is the modern era's held-open stream, as a legacy session's GET stream is)."""
         self.listening = 0
+        self.in_sessions = 0
+        """Requests of legacy sessions being answered (each session's connection counts its own)."""
         self.slow = _SlowWatch()
 
     async def answer(
@@ -227,14 +229,8 @@ class Responder:
         assert task is not None
         here = Here(task)
         exchange = _Exchange(self, scope, receive, send, stream, here, resume, modern=modern is True)
-        # A listen is a stream held open, like a legacy GET stream: it counts against max_listeners,
-        # not as a request in flight (or a hundred listeners would leave no room for any call).
-        listen = session is None and request.method == "subscriptions/listen"
-        counted = session is None and not listen
-        if counted:
-            self.stateless_inflight += 1
-        elif listen:
-            self.listening += 1
+        counter = self._counter(request, session)
+        setattr(self, counter, getattr(self, counter) + 1)
         try:
             await self.lifecycle.run_here(
                 request,
@@ -255,11 +251,17 @@ class Responder:
                 raise
             task.uncancel()
         finally:
-            if counted:
-                self.stateless_inflight -= 1
-            elif listen:
-                self.listening -= 1
+            setattr(self, counter, getattr(self, counter) - 1)
         await exchange.respond()
+
+    @staticmethod
+    def _counter(request: Request, session: HttpSession | None) -> str:
+        """What a request counts as: a listen is a stream held open, like a legacy GET stream, bounded by
+        ``max_listeners``, not a request in flight (or a hundred listeners would leave room for no call);
+        a legacy session's requests are counted by its connection."""
+        if session is not None:
+            return "in_sessions"
+        return "listening" if request.method == "subscriptions/listen" else "stateless_inflight"
 
     async def _admit(
         self, request: Request, session: HttpSession | None, connection: Connection | None, send: Send, sse: bool
