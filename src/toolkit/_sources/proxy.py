@@ -458,8 +458,13 @@ class ProxySource:
         """
 
         def notified(message: dict[str, Any]) -> None:  # the session's on_message (_notified) saw it already
-            if message.get("method") == "notifications/subscriptions/acknowledged" and acknowledged is not None:
+            if message.get("method") != "notifications/subscriptions/acknowledged":
+                return
+            if acknowledged is not None:
                 acknowledged.set()
+            # The lists again, now that the upstream listens: what changed between the snapshot and
+            # this acknowledgement was announced to nobody (at start, and after a listen ended).
+            self._spawn(self._refetch_quietly())
 
         backoff = 0.0
         while session.closed_reason is None:
@@ -469,9 +474,6 @@ class ProxySource:
             listening = asyncio.ensure_future(
                 session.request("subscriptions/listen", {"notifications": wanted}, timeout=None, subscription=notified)
             )
-            if backoff:  # listening again: what changed while nobody listened
-                with contextlib.suppress(McpError):
-                    await self._refetch(KINDS)
             began = time.monotonic()
             try:
                 response = await listening
@@ -507,6 +509,10 @@ class ProxySource:
             kinds = tuple(kind for kind in KINDS if kind in self._changed_kinds)
             self._changed_kinds.clear()
             await self._refetch(kinds)
+
+    async def _refetch_quietly(self) -> None:
+        with contextlib.suppress(McpError):
+            await self._refetch(KINDS)
 
     async def _refetch(self, kinds: tuple[Kind, ...]) -> None:
         try:
