@@ -236,11 +236,17 @@ class RedisStore(Store):
         await self.blocking.aclose()
 
     async def _stop_tasks(self) -> None:
+        # Cancelled again until done: a cancellation that lands while redis-py's pool waits for a free
+        # connection can be swallowed there, and the heartbeat would then beat on (close() hung on it).
+        running = [task for task in self._tasks if not task.done()]
+        while running:
+            for task in running:
+                task.cancel()
+            await asyncio.wait(running, timeout=1.0)
+            running = [task for task in running if not task.done()]
         for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            if not task.cancelled():
+                task.exception()  # read: an error it ended with is not "never retrieved"
         self._tasks = []
 
     def events(self) -> EventStore | None:
