@@ -327,11 +327,10 @@ class HttpTransport:
         pending = PendingRequest(request_id, headers, legacy)
         pending.session = "mcp-session-id" in request_headers
         body = encode(message)
-        if (
-            self._resolve is not None
-            and self.read_timeout is None
-            and await self._send_now(pending, request_headers, body)
-        ):
+        # Not for a legacy request yet: its stream's resumption and mid-call questions broke on this
+        # path (conformance: 2025-11-25 sse-retry, elicitation-sep1034-client-defaults).
+        direct = not legacy and self._resolve is not None and self.read_timeout is None
+        if direct and await self._send_now(pending, request_headers, body):
             return
         loop = asyncio.get_running_loop()
         sent: asyncio.Future[None] = loop.create_future()
