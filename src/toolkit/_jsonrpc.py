@@ -12,7 +12,7 @@ import asyncio
 import gc
 import itertools
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Final
 
 import pydantic_core
@@ -78,18 +78,61 @@ Message = Request | Notification | Response | Invalid
 
 
 class Reply:
-    """An encoded JSON-RPC response and the HTTP status the Streamable HTTP transport should use."""
+    """An encoded JSON-RPC response and the HTTP status the Streamable HTTP transport should use.
 
-    __slots__ = ("body", "headers", "is_error", "status")
+    ``body`` is the whole response. A big result (``encode_result`` gives a ``Streamed``) is
+    encoded only when ``body`` is first read; ``pieces()`` gives the same bytes in pieces without
+    ever holding them whole, for a transport that writes them one after another (stdio).
+    """
+
+    __slots__ = ("_body", "_streamed", "headers", "is_error", "status")
 
     def __init__(
-        self, body: bytes, status: int = 200, is_error: bool = False, headers: dict[str, str] | None = None
+        self,
+        body: bytes | Streamed,
+        status: int = 200,
+        is_error: bool = False,
+        headers: dict[str, str] | None = None,
     ) -> None:
-        self.body = body
+        if isinstance(body, Streamed):
+            self._body: bytes | None = None
+            self._streamed: Streamed | None = body
+        else:
+            self._body = body
+            self._streamed = None
         self.status = status
         self.is_error = is_error
         self.headers = headers
         """Extra HTTP response headers (``Retry-After``), when the reply is a whole HTTP response."""
+
+    @property
+    def body(self) -> bytes:
+        body = self._body
+        if body is None:
+            assert self._streamed is not None
+            body = self._body = self._streamed.encode()
+            self._streamed = None
+        return body
+
+    @property
+    def streamed(self) -> bool:
+        """Whether ``pieces()`` encodes as it goes (a big result whose ``body`` was not read)."""
+        return self._streamed is not None
+
+    def pieces(self) -> Iterator[bytes | memoryview]:
+        """The response in pieces of about ``PIECE_BYTES``: ``body``, or a big result encoded as it goes.
+
+        A value pydantic-core cannot encode raises (``ValueError``, ``TypeError``) when its piece is
+        made, perhaps after others were written: ``failure()`` is then the answer to send instead.
+        """
+        if self._streamed is None:
+            return iter((self.body,))
+        return self._streamed.pieces()
+
+    def failure(self) -> bytes:
+        """The internal-error response owed when ``pieces()`` failed (what ``Lifecycle`` answers an exception)."""
+        assert self._streamed is not None
+        return encode(error_reply(self._streamed.message["id"], INTERNAL_ERROR, "Internal error"))
 
     def __repr__(self) -> str:
         return f"Reply(body={self.body!r}, status={self.status!r}, is_error={self.is_error!r})"
@@ -346,10 +389,219 @@ def encode(message: dict[str, Any]) -> bytes:
     return pydantic_core.to_json(message, inf_nan_mode="null")
 
 
-def encode_result(request_id: RequestId, result: dict[str, Any] | Raw) -> bytes:
+def encode_result(request_id: RequestId, result: dict[str, Any] | Raw) -> bytes | Streamed:
+    """The response carrying ``result``: its bytes, or a ``Streamed`` for a big one (see ``STREAM_ABOVE``)."""
     if isinstance(result, Raw):
         return b'{"jsonrpc":"2.0","id":' + pydantic_core.to_json(request_id) + b',"result":' + result.data + b"}"
+    if _text_length(result) > STREAM_ABOVE:
+        return Streamed({"jsonrpc": "2.0", "id": request_id, "result": result})
     return pydantic_core.to_json({"jsonrpc": "2.0", "id": request_id, "result": result}, inf_nan_mode="null")
+
+
+# --- big results, encoded in pieces ---------------------------------------------------------------
+#
+# A tool returning 10 MB of structured data sends it twice: as ``structuredContent`` and as the
+# JSON text of the fallback block. Encoded whole, the response is ~2x the value's JSON, built by
+# pydantic-core in a buffer that grows by doubling and then copied into ``bytes``, and copied once
+# more to add the stdio newline: ~4x the JSON at once, on top of the value and its text. In
+# pieces, a transport writes each while the next is made, and the response never exists whole.
+# The bytes are the same: pydantic-core's compact JSON of an array (an object, a string) is the
+# JSON of its parts with the commas, colons and quotes between them, and the escaping of a string
+# is per character. Below the threshold, the one ``to_json`` call is cheaper.
+
+STREAM_ABOVE: Final = 256 * 1024
+"""A result is encoded in pieces when the text of its content blocks is longer than this (characters)."""
+
+PIECE_BYTES: Final = 256 * 1024
+"""About how much one piece of a streamed response holds."""
+
+_FEW: Final = 16  # a container with no more members is encoded member by member
+
+
+def _text_length(result: dict[str, Any]) -> int:
+    """The length of the text a ``CallToolResult``'s (``ReadResourceResult``'s) blocks carry
+    (a ``JsonText`` counts as long: it is there because its value is big)."""
+    blocks = result.get("content")
+    if blocks is None:
+        blocks = result.get("contents")
+    if type(blocks) is not list:
+        return 0
+    length = 0
+    for block in blocks:
+        if type(block) is dict:
+            text = block.get("text")
+            if text is None:
+                text = block.get("blob")
+            if type(text) is str:
+                length += len(text)
+            elif type(text) is JsonText:
+                return STREAM_ABOVE + 1
+    return length
+
+
+class JsonText:
+    """Stands for the string ``to_json(value).decode()`` in a result only the encoder will see.
+
+    The text fallback of a big structured value (``_compat.call_result(..., unseen=True)``): in
+    pieces, it is written escaped a piece of ``value``'s JSON at a time, and never made whole.
+    Only ``encode_result`` may be handed a result holding one (a middleware or an extension that
+    reads the result gets the text itself).
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def text(self) -> str:
+        return _dump(self.value).decode()
+
+
+class Streamed:
+    """A response to encode in pieces (``Reply.pieces``), or whole when its ``body`` is asked for."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: dict[str, Any]) -> None:
+        self.message = message
+
+    def encode(self) -> bytes:
+        return pydantic_core.to_json(_texts_made(self.message), inf_nan_mode="null")
+
+    def pieces(self) -> Iterator[bytes | memoryview]:
+        return _coalesced(json_pieces(self.message))
+
+
+def _texts_made(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` with the ``JsonText`` of its result's blocks made into strings (copies, as needed)."""
+    result = message["result"]
+    blocks = result.get("content")
+    if type(blocks) is not list or not any(
+        type(block) is dict and type(block.get("text")) is JsonText for block in blocks
+    ):
+        return message
+    made = [
+        {**block, "text": block["text"].text()}
+        if type(block) is dict and type(block.get("text")) is JsonText
+        else block
+        for block in blocks
+    ]
+    return {**message, "result": {**result, "content": made}}
+
+
+def _dump(value: Any) -> bytes:
+    return pydantic_core.to_json(value, inf_nan_mode="null")
+
+
+def json_pieces(value: Any) -> Iterator[bytes | memoryview]:
+    """Pieces whose concatenation is ``pydantic_core.to_json(value, inf_nan_mode="null")``.
+
+    A long string is escaped a slice at a time; an array or object is encoded a run of members
+    at a time, the run sized from the last one so that a piece holds about ``PIECE_BYTES`` (one
+    member at a time, looked into, while members are bigger than that).
+    """
+    kind = type(value)
+    if kind is str:
+        if len(value) <= PIECE_BYTES:
+            yield _dump(value)
+            return
+        yield b'"'
+        for start in range(0, len(value), PIECE_BYTES):
+            yield memoryview(_dump(value[start : start + PIECE_BYTES]))[1:-1]
+        yield b'"'
+    elif kind is list or kind is tuple:
+        yield from _array_pieces(value)
+    elif kind is dict:
+        yield from _object_pieces(value)
+    elif kind is JsonText:
+        yield b'"'
+        for piece in _coalesced(json_pieces(value.value)):  # each whole characters: valid UTF-8
+            yield memoryview(_dump(str(piece, "utf-8")))[1:-1]
+        yield b'"'
+    else:
+        yield _dump(value)
+
+
+def _run_length(size: int, members: int) -> int:
+    """How many members the next run takes, after a run of ``members`` made ``size`` bytes: as many
+    as fit in a piece at that rate, at most twice as many (members may differ in size)."""
+    return max(1, min(2 * members, PIECE_BYTES * members // max(size, 1)))
+
+
+def _array_pieces(items: list[Any] | tuple[Any, ...]) -> Iterator[bytes | memoryview]:
+    yield b"["
+    count = len(items)
+    index = 0
+    run = 1 if count > _FEW else 0  # 0: member by member, looked into
+    while index < count:
+        if index:
+            yield b","
+        if run <= 1:
+            size = 0
+            for piece in json_pieces(items[index]):
+                size += len(piece)
+                yield piece
+            index += 1
+            if run:
+                run = _run_length(size, 1)
+        else:
+            chunk = _dump(items[index : index + run])
+            taken = min(run, count - index)
+            index += taken
+            yield memoryview(chunk)[1:-1]
+            run = _run_length(len(chunk), taken)
+    yield b"]"
+
+
+def _object_pieces(members: dict[Any, Any]) -> Iterator[bytes | memoryview]:
+    yield b"{"
+    count = len(members)
+    entries = iter(members.items())
+    index = 0
+    run = 1 if count > _FEW else 0
+    while index < count:
+        if index:
+            yield b","
+        if run <= 1:
+            key, value = next(entries)
+            size = 0
+            if type(key) is str:
+                yield _dump(key) + b":"
+                for piece in json_pieces(value):
+                    size += len(piece)
+                    yield piece
+            else:  # pydantic-core's own rule for a key that is not a string (1 -> "1")
+                piece = memoryview(_dump({key: value}))[1:-1]
+                size = len(piece)
+                yield piece
+            index += 1
+            if run:
+                run = _run_length(size, 1)
+        else:
+            part = dict(itertools.islice(entries, run))
+            chunk = _dump(part)
+            index += len(part)
+            yield memoryview(chunk)[1:-1]
+            run = _run_length(len(chunk), len(part))
+    yield b"}"
+
+
+def _coalesced(pieces: Iterator[bytes | memoryview]) -> Iterator[bytes | memoryview]:
+    """``pieces`` with the small ones joined, so that a writer is handed few, each about ``PIECE_BYTES``."""
+    pending = bytearray()
+    for piece in pieces:
+        if len(piece) >= PIECE_BYTES // 2:
+            if pending:
+                yield bytes(pending)
+                pending.clear()
+            yield piece
+            continue
+        pending += piece
+        if len(pending) >= PIECE_BYTES:
+            yield bytes(pending)
+            pending.clear()
+    if pending:
+        yield bytes(pending)
 
 
 def json_type(value: Any) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 import pydantic_core
 
 from .._content import NO_STRUCTURED, CallOutcome, ContentBlock
+from .._jsonrpc import STREAM_ABOVE, JsonText
 from .._types import SERVER_INFO_KEY
 from .._versions import KNOWN_VERSIONS, LATEST_VERSION, STRUCTURED_OUTPUT_SINCE, at_least, is_modern
 from .blocks import content_blocks, wire_blocks
@@ -104,13 +105,22 @@ def json_text(value: Any) -> str:
     return pydantic_core.to_json(value, inf_nan_mode="null").decode()
 
 
-def call_result(outcome: CallOutcome, shape: ToolShape | None, version: str) -> dict[str, Any]:
-    """The ``CallToolResult`` a client of ``version`` receives for ``outcome``."""
+def call_result(outcome: CallOutcome, shape: ToolShape | None, version: str, *, unseen: bool = False) -> dict[str, Any]:
+    """The ``CallToolResult`` a client of ``version`` receives for ``outcome``.
+
+    ``unseen``: nothing but ``encode_result`` will read this result (no middleware, no extension
+    around the call). The text fallback of a big value is then a ``JsonText``, written from the
+    value as the response is encoded: the whole text never exists beside the value.
+    """
     has_structured = outcome.structured is not NO_STRUCTURED
     if outcome.content is not None:
         content = content_blocks(outcome.content, version)
     elif has_structured:
-        content = [_fallback(outcome.structured)]
+        structured = outcome.structured
+        if unseen and _might_be_big(structured):
+            content = [{"type": "text", "text": JsonText(structured)}]
+        else:
+            content = [_fallback(structured)]
     else:
         content = []
     result: dict[str, Any] = {"content": content}
@@ -203,6 +213,32 @@ def natural_output_schema(
     if unwrap_declared and declares_wrapper(tool_name, advertised, modern=modern):
         return unwrap_schema(advertised), True
     return advertised, False
+
+
+_MANY: Final = 1024  # members
+_FEW: Final = 16
+
+
+def _might_be_big(value: Any) -> bool:
+    """Whether ``value``'s JSON may be long enough to be worth a ``JsonText``: a long string, an
+    array or object of many members, or an object of a few members one of which is that (a model
+    holding the list). Cheap, and wrong only in cost: a short text made late, or a long one early."""
+    kind = type(value)
+    if kind is str:
+        return len(value) > STREAM_ABOVE
+    if kind is list or kind is tuple:
+        return len(value) >= _MANY
+    if kind is not dict:
+        return False
+    if len(value) >= _MANY:
+        return True
+    if len(value) > _FEW:
+        return False
+    for member in value.values():
+        kind = type(member)
+        if (kind is list or kind is tuple or kind is dict) and len(member) >= _MANY:
+            return True
+    return False
 
 
 def _fallback(value: Any) -> dict[str, Any]:

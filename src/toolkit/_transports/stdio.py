@@ -34,7 +34,7 @@ DEFAULT_MAX_MESSAGE_BYTES: Final = 4 * 1024 * 1024
 DEFAULT_SHUTDOWN_GRACE: Final = 10.0
 _CHUNK: Final = 256 * 1024
 
-Write = Callable[[bytes], Awaitable[None]]
+Write = Callable[[bytes | memoryview], Awaitable[None]]
 _WRITE_CHUNK: Final = 1024 * 1024  # bytes handed to the stdout pipe's transport at a time
 
 
@@ -56,12 +56,20 @@ class StdioServer:
         self._running = running
         self.max_message_bytes = max_message_bytes
         self.connection = Connection()
+        self._streaming = asyncio.Lock()
         self.lifecycle = Lifecycle(
             engine, max_concurrent_requests=max_concurrent_requests, shutdown_grace=shutdown_grace
         )
 
     async def send(self, message: dict[str, Any]) -> None:
-        await self._write(encode(message) + b"\n")
+        await self._emit(encode(message) + b"\n")
+
+    async def _emit(self, line: bytes) -> None:
+        if self._streaming.locked():  # a big reply is being written piece by piece: after it
+            async with self._streaming:
+                await self._write(line)
+        else:
+            await self._write(line)
 
     async def serve(self, read: Callable[[int], Awaitable[bytes]], stop: asyncio.Event | None = None) -> None:
         """Serve until ``read`` returns ``b""`` (end of input) or ``stop`` is set."""
@@ -128,8 +136,26 @@ class StdioServer:
             self._reply_soon(message.reply)
 
     async def _finish(self, reply: Reply | None) -> None:
-        if reply is not None:  # None: cancelled by the client, and the spec says no response
-            await self._write(reply.body + b"\n")
+        if reply is None:  # cancelled by the client, and the spec says no response
+            return
+        if not reply.streamed:
+            await self._emit(reply.body + b"\n")
+            return
+        # A big result: each piece written while the next is made, never the whole response at
+        # once; nothing else is written between two pieces.
+        async with self._streaming:
+            written = False
+            try:
+                for piece in reply.pieces():
+                    await self._write(piece)
+                    written = True
+            except (ValueError, TypeError):  # not JSON after all: what an exception in the engine gets
+                logger.exception("could not encode a result")
+                if written:
+                    await self._write(b"\n")  # the broken line ends here; the client cannot parse it
+                await self._write(reply.failure() + b"\n")
+                return
+            await self._write(b"\n")
 
     def _reply_soon(self, message: dict[str, Any]) -> None:
         self.lifecycle.track(asyncio.get_running_loop().create_task(self.send(message)))
@@ -214,7 +240,7 @@ async def _pipe_writer(fd: int) -> Write:
         # landing between two chunks; while no big message is being written, none is taken.
         big = asyncio.Lock()
 
-        async def write(data: bytes) -> None:
+        async def write(data: bytes | memoryview) -> None:
             if len(data) <= _WRITE_CHUNK and not big.locked():
                 writer.write(data)
                 await writer.drain()
@@ -228,7 +254,7 @@ async def _pipe_writer(fd: int) -> Write:
         return write
     except (ValueError, OSError):  # a regular file: plain blocking writes are fine
 
-        async def write_blocking(data: bytes) -> None:
+        async def write_blocking(data: bytes | memoryview) -> None:
             view = memoryview(data)
             while view:
                 written = os.write(fd, view)
