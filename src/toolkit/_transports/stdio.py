@@ -62,14 +62,11 @@ class StdioServer:
         )
 
     async def send(self, message: dict[str, Any]) -> None:
-        await self._emit(encode(message) + b"\n")
-
-    async def _emit(self, line: bytes) -> None:
-        if self._streaming.locked():  # a big reply is being written piece by piece: after it
-            async with self._streaming:
-                await self._write(line)
-        else:
-            await self._write(line)
+        if not self._streaming.locked():
+            await self._write(encode(message) + b"\n")
+            return
+        async with self._streaming:  # a big reply is being written piece by piece: after it
+            await self._write(encode(message) + b"\n")
 
     async def serve(self, read: Callable[[int], Awaitable[bytes]], stop: asyncio.Event | None = None) -> None:
         """Serve until ``read`` returns ``b""`` (end of input) or ``stop`` is set."""
@@ -138,8 +135,8 @@ class StdioServer:
     async def _finish(self, reply: Reply | None) -> None:
         if reply is None:  # cancelled by the client, and the spec says no response
             return
-        if not reply.streamed:
-            await self._emit(reply.body + b"\n")
+        if not reply.streamed and not self._streaming.locked():
+            await self._write(reply.body + b"\n")
             return
         # A big result: each piece written while the next is made, never the whole response at
         # once; nothing else is written between two pieces.
