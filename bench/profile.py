@@ -49,6 +49,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import http.client
+import itertools
 import json
 import marshal
 import os
@@ -61,6 +62,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,6 +77,7 @@ from bench.driver import (
     ProtocolError,
     check_items_result,
 )
+from bench.jwks import JwksServer
 from bench.run import server_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,7 +89,10 @@ SERVERS = {
     "floor": [str(ROOT / "bench" / "servers" / "floor_server.py")],
     "gateway-http": GATEWAY,  # toolkit's gateway in front of a toolkit server over HTTP
     "gateway-stdio": GATEWAY,  # ... in front of a toolkit server it starts over stdio
+    "auth-same": TOOLKIT_SERVER,  # toolkit's server with JWTVerifier (HTTP only): one token on every request
+    "auth-fresh": TOOLKIT_SERVER,  # ... a token it has never seen on every request (the `auth` scenario's)
 }
+AUTH_SERVERS = ("auth-same", "auth-fresh")
 TOOLS = {"mounted": "shop_get_items"}  # the tool each server is called with, get_items if not named here
 TRANSPORTS = ("stdio", "http")
 ERAS = ("legacy", "modern")
@@ -361,14 +367,17 @@ class StdioClient(Client):
 class HttpClient(Client):
     """Streamable HTTP on one keep-alive connection (``http.client``); JSON or SSE answers."""
 
-    def __init__(self, port: int, era: str, tool: str = "get_items") -> None:
+    def __init__(self, port: int, era: str, tool: str = "get_items", tokens: Iterator[str] | None = None) -> None:
         super().__init__(era, tool)
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
         self.headers = {"Content-Type": "application/json", "Accept": ACCEPT_BOTH}
         if era == "modern":
             self.headers["MCP-Protocol-Version"] = MODERN_VERSION
+        self.tokens = tokens  # a bearer token for each request (the auth servers)
 
     def post(self, body: bytes, headers: dict[str, str]) -> tuple[http.client.HTTPResponse, bytes]:
+        if self.tokens is not None:
+            headers = {**headers, "Authorization": f"Bearer {next(self.tokens)}"}
         self.connection.request("POST", "/mcp", body, {**self.headers, **headers})
         response = self.connection.getresponse()
         return response, response.read()
@@ -417,8 +426,11 @@ def _from_event_stream(text: str, request_id: int) -> Any:
 class Server:
     """One server process (its own process group), always stopped by ``close``."""
 
-    def __init__(self, python: str, name: str, transport: str, log: Path, profile: Path | None) -> None:
+    def __init__(
+        self, python: str, name: str, transport: str, log: Path, profile: Path | None, requests: int = 0
+    ) -> None:
         self.transport = transport
+        self.name = name
         self.tool = TOOLS.get(name, "get_items")
         self.port = procs.free_port() if transport == "http" else 0
         argv = [*SERVERS[name], "--transport", transport]
@@ -437,6 +449,11 @@ class Server:
             env["BENCH_UPSTREAM"] = f"http://127.0.0.1:{self.upstream.port}/mcp"
         elif name == "gateway-stdio":
             env["BENCH_UPSTREAM"] = json.dumps([python, *TOOLKIT_SERVER, "--transport", "stdio"])
+        self.jwks: JwksServer | None = None
+        self.tokens: list[str] = []
+        if name in AUTH_SERVERS:
+            self.jwks = JwksServer()
+            env |= self._auth_env(python, log, requests)
         command = [python, *argv]
         if profile is not None:
             wrapper = profile.with_name("profile_wrapper.py")  # a file of its own: LINE_ITEMS knows its path
@@ -454,11 +471,33 @@ class Server:
                 start_new_session=True,
             )
 
+    def _auth_env(self, python: str, log: Path, requests: int) -> dict[str, str]:
+        """Keys and tokens as the `auth` scenario makes them (bench/servers/auth_tokens.py), the key
+        set served by a JwksServer; the server's BENCH_AUTH_* variables."""
+        assert self.jwks is not None
+        audience = f"http://127.0.0.1:{self.port}/mcp"
+        keys = log.with_suffix(".keys")
+        script = ROOT / "bench" / "servers" / "auth_tokens.py"
+        count = requests if self.name == "auth-fresh" else 0
+        argv = [python, str(script), str(keys), "--audience", audience, "--issuer", self.jwks.issuer]
+        subprocess.run([*argv, "--count", str(count)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+        self.jwks.document = (keys / "jwks.json").read_bytes()
+        made = json.loads((keys / "tokens.json").read_text())
+        self.tokens = made["fresh"] if self.name == "auth-fresh" else [made["token"]]
+        return {
+            "BENCH_AUTH_JWKS": self.jwks.uri,
+            "BENCH_AUTH_ISSUER": self.jwks.issuer,
+            "BENCH_AUTH_AUDIENCE": audience,
+        }
+
     def client(self, era: str) -> Client:
         if self.transport == "stdio":
             return StdioClient(self.process, era, self.tool)
         self.wait_listening()
-        return HttpClient(self.port, era, self.tool)
+        tokens = None
+        if self.jwks is not None:
+            tokens = iter(self.tokens) if self.name == "auth-fresh" else itertools.repeat(self.tokens[0])
+        return HttpClient(self.port, era, self.tool, tokens)
 
     def wait_listening(self) -> None:
         deadline = time.monotonic() + TIMEOUT
@@ -512,6 +551,8 @@ class Server:
         try:
             self._close()
         finally:
+            if self.jwks is not None:
+                self.jwks.close()
             if self.upstream is not None:
                 self.upstream.close()
 
@@ -591,7 +632,7 @@ def measure(python: str, name: str, transport: str, era: str, calls: int, warmup
     for profiled in (False, True):
         tag = f"{name}-{transport}-{era}-{'profiled' if profiled else 'plain'}"
         profile = work / f"{tag}.raw" if profiled else None
-        server = Server(python, name, transport, work / f"{tag}.log", profile)
+        server = Server(python, name, transport, work / f"{tag}.log", profile, requests=calls + warmup + 4)
         try:
             runs.append(drive(server, era, calls, warmup))
         finally:
@@ -836,6 +877,8 @@ def main(argv: list[str] | None = None) -> int:
         work.mkdir(parents=True, exist_ok=True)
         for name in args.servers:
             for transport in args.transport:
+                if name in AUTH_SERVERS and transport != "http":
+                    continue  # a bearer token is an HTTP header
                 for era in args.era:
                     plain, profiled = measure(python, name, transport, era, args.calls, args.warmup, work)
                     config = analyse(name, transport, era, args.calls, plain, profiled, args.top)
