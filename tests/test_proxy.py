@@ -66,6 +66,10 @@ def upstream_server() -> Server:
         return "done"
 
     @server.tool
+    def level(ctx: Context) -> str:
+        return str(ctx.log_level)
+
+    @server.tool
     def fails() -> str:
         raise toolkit.ToolError("upstream says no")
 
@@ -154,6 +158,20 @@ async def test_progress_and_log_messages_reach_the_caller_in_order(upstream_vers
         )
     assert result.text == "done"
     assert seen == [item for step in range(3) for item in (("progress", step), ("log", f"step {step}"))]
+
+
+@pytest.mark.parametrize("caller_version", ["2025-06-18", MODERN])
+@pytest.mark.parametrize("caller_level", [None, "warning"])
+async def test_a_modern_upstream_is_asked_for_logs_at_the_callers_level(
+    caller_version: str, caller_level: str | None
+) -> None:
+    """Per request: a 2026-07-28 caller that takes no logs makes an upstream log nothing (no stream of
+    messages nobody reads); a legacy caller's level is its session's (debug until it sets one)."""
+    proxy = Server.proxy(toolkit.Client(upstream_server(), protocol_version=MODERN))
+    async with toolkit.Client(proxy, protocol_version=caller_version, log_level=caller_level) as client:
+        result = await client.call_tool("level", {})
+    expected = caller_level or ("None" if caller_version == MODERN else "debug")
+    assert result.text == expected
 
 
 @pytest.mark.parametrize(
@@ -512,3 +530,17 @@ async def test_the_least_recently_used_upstream_session_closes_but_never_mid_cal
                 await third.call_tool("whoami", {})  # a session opens: the limit is enforced again
             again = (await first.call_tool("whoami", {})).text
             assert again != mine  # closed meanwhile (the least recently used), opened again
+
+
+async def test_listing_again_what_did_not_change_keeps_a_callers_cursor_good() -> None:
+    """The proxy lists again after a listen is acknowledged, a reconnection or a ``list_changed``;
+    lists that came back the same change nothing, so a cursor handed out before stays good (it
+    went stale once, and a client paging through the gateway's tools failed)."""
+    proxy = Server.proxy(toolkit.Client(upstream_server(), protocol_version=MODERN))
+    proxy.page_size = 2
+    ((_, source),) = proxy.mounted
+    async with toolkit.Client(proxy, protocol_version=MODERN) as client:
+        first = await client.session.result("tools/list")
+        await source._refetch(("tools",))
+        second = await client.session.result("tools/list", {"cursor": first["nextCursor"]})
+        assert [tool["name"] for tool in first["tools"] + second["tools"]][:4] == ["add", "nums", "point", "wrapped"]

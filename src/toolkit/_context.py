@@ -17,7 +17,7 @@ input schema). The same code works in both protocol eras:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar, cast, overload
 
 import pydantic
 from pydantic import BaseModel
@@ -105,6 +105,15 @@ class Context:
     @property
     def client_info(self) -> dict[str, Any] | None:
         return self._inbound.client_info
+
+    @property
+    def log_level(self) -> LogLevel | None:
+        """The least severe log level the client takes on this request; ``None``: it takes no log messages.
+
+        Legacy era: the session's ``logging/setLevel`` (``"debug"`` until set). Modern era: the
+        request's ``io.modelcontextprotocol/logLevel``, absent unless the client asked.
+        """
+        return cast("LogLevel | None", self._inbound.log_level)  # checked against LOG_RANK when it came in
 
     @property
     def access_token(self) -> AccessToken | None:

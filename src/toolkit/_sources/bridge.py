@@ -1,7 +1,9 @@
 """One request relayed to an upstream server, and what the upstream sends about it relayed back.
 
 - Progress and log messages about the request go to the caller's ``Context`` (in order, before
-  the result); the upstream is asked for every log level, and the caller's own level filters.
+  the result). A modern upstream is asked at the caller's own level, per request (none when the
+  caller takes none, so nothing is logged for nobody); a legacy upstream's session for every level,
+  and the caller's own level filters.
 - A modern upstream is told the caller's own capabilities for questions (``_meta``
   ``clientCapabilities``: elicitation, sampling, roots as the caller declared them), so it asks
   only what the caller can answer, and refuses (``-32021``) what needs a capability it lacks.
@@ -39,7 +41,7 @@ from .._client.questions import QUESTIONS, NoHandler
 from .._client.session import CallScope, ClientSession
 from .._client.transport import TransportClosed
 from .._errors import INTERNAL_ERROR, ClientError, McpError, ToolError
-from .._types import CLIENT_CAPABILITIES_KEY, LOG_RANK, TASKS_EXTENSION
+from .._types import CLIENT_CAPABILITIES_KEY, LOG_LEVEL_KEY, LOG_RANK, TASKS_EXTENSION
 
 logger = logging.getLogger("toolkit.proxy")
 
@@ -70,6 +72,9 @@ class RelayContext(Protocol):
 
     @property
     def client_capabilities(self) -> dict[str, Any]: ...
+
+    @property
+    def log_level(self) -> Any: ...
 
     @property
     def runs_as_task(self) -> bool: ...
@@ -271,7 +276,11 @@ async def relayed(
                 params["requestState"] = kept["state"]
         elif kept is None and answers:  # answers sent without a round of ours: the upstream judges them
             params = {**params, "inputResponses": dict(answers)}
-    meta = {CLIENT_CAPABILITIES_KEY: caller_capabilities(context, task=form == "extension")} if session.modern else None
+    meta: dict[str, Any] | None = None
+    if session.modern:
+        meta = {CLIENT_CAPABILITIES_KEY: caller_capabilities(context, task=form == "extension")}
+        if context.log_level is not None:  # the caller's level: an upstream logs only what someone reads
+            meta[LOG_LEVEL_KEY] = context.log_level
     if form == "experimental":
         params = {**params, "task": {}}
     try:

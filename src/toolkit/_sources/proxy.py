@@ -349,6 +349,8 @@ class ProxySource:
             forward_token=forward_token,
         )
         self._tables: dict[Kind, dict[str, Any]] = {kind: {} for kind in KINDS}
+        self._listed: dict[Kind, tuple[str, list[dict[str, Any]]]] = {}
+        """Each kind's entries as last listed, and in which version: the same again is no change."""
         self._listeners: list[Callable[[Kind], None]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._listening: asyncio.Task[Any] | None = None
@@ -538,6 +540,9 @@ class ProxySource:
                     if capabilities is not None or exc.code != METHOD_NOT_FOUND:
                         raise
                     entries = []
+            if self._listed.get(kind) == (version, entries):
+                continue  # listed again, unchanged: nothing to rebuild, nobody to tell (a cursor stays good)
+            self._listed[kind] = (version, entries)
             table: dict[str, Any] = {}
             for entry in entries:
                 item = self._item(kind, entry, version)

@@ -111,11 +111,10 @@ class Upstream:
                 handlers=self.handlers,
                 on_message=self.on_message,
             )
-            # Every log message: the downstream session's own level filters them (ctx.log). Not
-            # through the session's log_level, which asks a legacy server that may not log at all.
-            if session.modern:
-                session.set_log_level("debug")
-            elif (session.server_capabilities or {}).get("logging") is not None:
+            # A 2026-07-28 upstream is asked per request, at the caller's level (bridge.relayed). A
+            # legacy session's level is the session's: every message, and each caller's level
+            # filters them (ctx.log); asked only of a server that declares logging.
+            if not session.modern and (session.server_capabilities or {}).get("logging") is not None:
                 await session.result("logging/setLevel", {"level": "debug"})
         except BaseException:
             await stack.aclose()
