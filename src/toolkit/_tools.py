@@ -174,7 +174,7 @@ class Tool(ToolBase):
             self.info = info = inject(
                 info, kind="tool", name=name, context_type=context_type, inline=self.inline, masked=masked
             )
-        self._return_adapter: pydantic.TypeAdapter[Any] | None = None
+        self._return_hint: tuple[Any] | None = None  # with a typed serializer: (the hint it serializes through,)
         input_schema = self._build_input_schema(info, options.get("input_schema"), options.get("root_param"))
         if options.get("input_schema") is None:
             for untyped in info.untyped:
@@ -207,7 +207,7 @@ class Tool(ToolBase):
         if input_schema is not None:
             if root_param is not None:
                 raise RegistrationError(f"{self._what}: give either input_schema= or root_param=, not both")
-            self._converters: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
+            self._converters: tuple[tuple[str, Callable[[Any], Any]], ...] | None = ()
             self._known = None
             return _schema_object(input_schema, f"{self._what}: input_schema=")
         if info.accepts_kwargs:
@@ -215,7 +215,7 @@ class Tool(ToolBase):
                 f"{self._what} takes **kwargs; toolkit cannot derive a schema for it. Name the parameters, "
                 "or pass input_schema= describing them"
             )
-        self._converters = tuple((param.name, _converter(param.annotation)) for param in info.params)
+        self._converters = None  # made by the first call (``_make_converters``): pydantic's validators
         self._known = frozenset(param.name for param in info.params)
         if root_param is not None:
             return self._root_schema(info, root_param)
@@ -298,10 +298,13 @@ class Tool(ToolBase):
         return hints.type_schema(annotation, "serialization"), self._serializer(annotation)
 
     def _serializer(self, annotation: Any) -> Callable[[Any], Any]:
-        adapter = hints.adapter_for(annotation)
-        self._return_adapter = adapter
+        self._return_hint = (annotation,)
+        adapter: pydantic.TypeAdapter[Any] | None = None
 
         def serialize(value: Any) -> Any:
+            nonlocal adapter
+            if adapter is None:  # built by the first result, not at registration
+                adapter = hints.adapter_for(annotation)
             # No pydantic warnings: the result is checked against the output schema next,
             # which catches a value that does not fit the declared type.
             return adapter.dump_python(value, mode="json", by_alias=True, warnings=False)
@@ -324,16 +327,24 @@ class Tool(ToolBase):
             limit = 5 if size < _DESCRIBE_ALL_BELOW else 1
             problems = describe_errors(self._input_validator, arguments, root="arguments", limit=limit)
             raise ArgumentsInvalid("; ".join(problems))
+        converters = self._converters
+        if converters is None:
+            converters = self._converters = self._make_converters()
         if self._root_param is not None:
-            converter = self._converters[0][1]
+            converter = converters[0][1]
             return {self._root_param: self._convert(converter, dict(arguments), "arguments")}
         if self._known is None:  # hand-written input schema: the JSON values as they are
             return dict(arguments)
         kwargs: dict[str, Any] = {}
-        for name, converter in self._converters:
+        for name, converter in converters:
             if name in arguments:
                 kwargs[name] = self._convert(converter, arguments[name], f"arguments/{name}")
         return kwargs
+
+    def _make_converters(self) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+        """Each parameter's converter: pydantic validators, built on the first call rather than at
+        registration (a server of hundreds of tools starts without compiling one it may never run)."""
+        return tuple((param.name, _converter(param.annotation)) for param in self.info.params)
 
     @staticmethod
     def _convert(converter: Callable[[Any], Any], value: Any, where: str) -> Any:
@@ -429,10 +440,10 @@ class Tool(ToolBase):
         validator = self._output_validator
         if validator is None or validator.is_valid(structured):
             return structured
-        if self._return_adapter is not None:
+        if self._return_hint is not None:
             # A dict where the hint says model, say: validate into the declared type first.
             try:
-                converted = self._return_adapter.validate_python(value)
+                converted = hints.adapter_for(self._return_hint[0]).validate_python(value)
                 structured = serialize(converted)
             except (pydantic.ValidationError, pydantic_core.PydanticSerializationError, TypeError, ValueError):
                 pass

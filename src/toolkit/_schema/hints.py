@@ -26,7 +26,7 @@ from pydantic_core import core_schema
 
 from .._errors import Unsupported
 from .._types import REF_PREFIX, JsonSchema, Mode
-from . import corejson, unions
+from . import corejson, cores, unions
 from .keywords import DATA_KEYWORDS, NAME_MAPS, REFERENCE_KEYWORDS, children
 
 _REF_TEMPLATE: Final = REF_PREFIX + "{model}"
@@ -166,7 +166,24 @@ def _cached_schema(annotation: Any, mode: Mode) -> JsonSchema:
 
 
 def _generate(annotation: Any, mode: Mode) -> JsonSchema:
-    adapter = adapter_for(annotation)
+    # A common hint's core schema is assembled from its parts (a model's own, list, dict, ...):
+    # no TypeAdapter at registration; the tool builds one when it is first called.
+    core = cores.core_schema(annotation)
+    if core is not None:
+        try:
+            return tidy(corejson.translate(core, mode))
+        except Unsupported:
+            pass
+    return generate_with_adapter(annotation, mode)
+
+
+def generate_with_adapter(annotation: Any, mode: Mode) -> JsonSchema:
+    """The schema through ``annotation``'s (shared) ``TypeAdapter``: what ``_generate`` falls back to."""
+    return adapter_schema(adapter_for(annotation), mode)
+
+
+def adapter_schema(adapter: TypeAdapter[Any], mode: Mode) -> JsonSchema:
+    """The schema from a ``TypeAdapter``'s core schema (``corejson``, else pydantic's generator)."""
     try:
         schema = corejson.translate(adapter.core_schema, mode)
     except Unsupported:

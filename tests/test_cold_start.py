@@ -1,0 +1,253 @@
+"""Registration without pydantic's generator: the same schemas, the same errors, a correct first call.
+
+A server of hundreds of tools starts fast because a common hint's schema comes from a core schema
+assembled from its parts (``_schema/cores.py``: a model's own core schema, list, dict, ``X | None``,
+``Literal``, constraints) rather than from a ``TypeAdapter``, and because a tool builds its
+pydantic validators and serializer on its first call. These tests hold the two promises that
+makes: every schema is byte for byte what the ``TypeAdapter`` path gives (over every hint the tests,
+the examples and the benchmark use, and over generated combinations), and a tool's first call
+behaves exactly as every later one.
+"""
+
+from __future__ import annotations
+
+import datetime
+import enum
+import importlib.util
+import inspect
+import json
+import sys
+import typing
+import uuid
+from pathlib import Path
+from typing import Annotated, Any, Literal, Optional
+
+import pydantic
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, Field
+
+from test_corejson import CORPUS, FALLBACK, ROOT, bench_hints
+from toolkit import Server
+from toolkit._schema import cores, hints
+from toolkit.testing import Client
+
+EXAMPLES = sorted(
+    str(path.relative_to(ROOT))
+    for path in (ROOT / "examples").glob("*.py")
+    if "server" in path.read_text() and "Server(" in path.read_text()
+)
+
+
+def both_paths(hint: Any, mode: Any) -> tuple[str, str]:
+    """The schema's JSON through the assembled core schema (the start path) and through a TypeAdapter.
+
+    As ``type_schema`` does first, a ``Field`` that only describes is peeled off (it goes on top
+    of the type's shared schema, the same way on both paths).
+    """
+    hint = hints.peel(hint)[0]
+    assembled = json.dumps(hints._generate(hint, mode))
+    # A TypeAdapter of its own: the shared ones are cached by hint, and typing counts
+    # ``Union[bool, int]`` equal to ``Union[int, bool]`` (same hash), whose order pydantic keeps.
+    adapted = json.dumps(hints.adapter_schema(pydantic.TypeAdapter(hint), mode))
+    return assembled, adapted
+
+
+@pytest.mark.parametrize("mode", ["validation", "serialization"])
+@pytest.mark.parametrize("label", [*CORPUS, *FALLBACK])
+def test_the_corpus_gets_the_same_bytes_both_ways(label: str, mode: Any) -> None:
+    hint = {**CORPUS, **FALLBACK}[label]
+    assembled, adapted = both_paths(hint, mode)
+    assert assembled == adapted
+
+
+def hints_in(path: Path) -> dict[str, Any]:
+    """Every hint of every function an example defines (its tools, resources, prompts, mounted
+    servers' tools), and its model, TypedDict, dataclass and enum classes."""
+    spec = importlib.util.spec_from_file_location(f"cold_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
+    found: dict[str, Any] = {}
+    for name, value in vars(module).items():
+        if getattr(value, "__module__", None) != module.__name__:
+            continue
+        if inspect.isfunction(value):
+            try:
+                annotations = typing.get_type_hints(value, include_extras=True)
+            except NameError:
+                continue
+            for parameter, hint in annotations.items():
+                found[f"{path.stem}.{name}.{parameter}"] = hint
+        elif isinstance(value, type):
+            found[f"{path.stem}.{name}"] = value
+    usable = {}
+    for label, hint in found.items():
+        try:
+            pydantic.TypeAdapter(hint)
+        except (pydantic.PydanticSchemaGenerationError, TypeError, NameError):
+            continue  # a Context, a content block, a class that is no data: part of no schema
+        usable[label] = hint
+    return usable
+
+
+@pytest.mark.parametrize("source", EXAMPLES)
+def test_the_examples_get_the_same_bytes_both_ways(source: str) -> None:
+    found = hints_in(ROOT / source)
+    assert found, f"{source}: no hints found"
+    for label, hint in found.items():
+        for mode in ("validation", "serialization"):
+            assembled, adapted = both_paths(hint, mode)
+            assert assembled == adapted, label
+
+
+def test_the_benchmark_tools_get_the_same_bytes_and_never_need_an_adapter() -> None:
+    taken = 0
+    for label, hint in bench_hints().items():
+        if hints.primitive(hint) is not None:
+            continue
+        inner = hints.peel(hint)[0]
+        assert cores.core_schema(inner) is not None, f"{label}: {hint!r} is not assembled"
+        taken += 1
+        for mode in ("validation", "serialization"):
+            assembled, adapted = both_paths(hint, mode)
+            assert assembled == adapted, label
+    assert taken > 500
+
+
+# --- generated combinations ----------------------------------------------------------------
+
+
+class Shade(enum.Enum):
+    """A shade."""
+
+    LIGHT = "light"
+    DARK = "dark"
+
+
+class Size(enum.IntEnum):
+    S = 1
+    L = 2
+
+
+class Leaf(BaseModel):
+    """A leaf."""
+
+    name: Annotated[str, Field(min_length=1, description="Its name")]
+    weight: float = 0.5
+
+
+class Branch(BaseModel):
+    leaves: list[Leaf] = []
+    best: Leaf | None = None
+    shade: Shade = Shade.LIGHT
+
+
+LEAVES: list[Any] = [
+    int,
+    str,
+    float,
+    bool,
+    None,
+    Any,
+    datetime.date,
+    datetime.datetime,
+    uuid.UUID,
+    Literal["a", "b"],
+    Literal[1, 2],
+    Literal[True],
+    Shade,
+    Size,
+    Leaf,
+    Branch,
+    Annotated[int, Field(ge=0, le=10)],
+    Annotated[float, Field(gt=0, description="Positive")],
+    Annotated[str, Field(max_length=5, title="Short")],
+    Annotated[str, Field(pattern="^x")],
+]
+
+
+def _wrap(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        inner.map(lambda hint: list[hint]),  # type: ignore[valid-type]
+        inner.map(lambda hint: tuple[hint, ...]),  # type: ignore[valid-type]
+        inner.map(lambda hint: set[hint]),  # type: ignore[valid-type]
+        inner.map(lambda hint: dict[str, hint]),  # type: ignore[valid-type]
+        inner.map(lambda hint: Optional[hint]),  # noqa: UP045
+        st.tuples(inner, inner).map(lambda pair: typing.Union[pair[0], pair[1]]),  # noqa: UP007
+        st.tuples(inner, inner).map(lambda pair: tuple[pair[0], pair[1]]),
+        inner.map(lambda hint: Annotated[list[hint], Field(min_length=1, description="Some")]),  # type: ignore[valid-type]
+        inner.map(lambda hint: Annotated[dict[str, hint], Field(max_length=3)]),  # type: ignore[valid-type]
+    )
+
+
+HINTS = st.recursive(st.sampled_from(LEAVES), _wrap, max_leaves=4)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hint=HINTS, mode=st.sampled_from(["validation", "serialization"]))
+def test_generated_hints_get_the_same_bytes_both_ways(hint: Any, mode: Any) -> None:
+    try:
+        pydantic.TypeAdapter(hint)
+    except (pydantic.PydanticSchemaGenerationError, TypeError):
+        return  # not a type pydantic takes: nothing to compare
+    assembled, adapted = both_paths(hint, mode)
+    assert assembled == adapted, repr(hint)
+
+
+# --- the first call ---------------------------------------------------------------------------
+
+
+class Item(BaseModel):
+    id: Annotated[int, Field(ge=1)]
+    tags: list[str] = []
+
+
+def test_registration_builds_no_adapter_for_common_hints() -> None:
+    server = Server("cold")
+
+    @server.tool
+    async def pick(items: list[Item], best: Item | None = None, mode: Literal["a", "b"] = "a") -> list[Item]:
+        return items
+
+    tool = server.tools["pick"]
+    assert tool._converters is None  # type: ignore[attr-defined]
+
+
+async def test_the_first_call_converts_validates_and_serializes() -> None:
+    server = Server("cold")
+
+    @server.tool
+    async def pick(items: list[Item], best: Item | None = None, limit: Annotated[int, Field(ge=1)] = 2) -> list[Item]:
+        assert all(isinstance(item, Item) for item in items)
+        assert best is None or isinstance(best, Item)
+        return [*items[:limit], *([best] if best else [])]
+
+    async with Client(server) as client:
+        refused = await client.call_tool("pick", {"items": [{"id": 0}]})
+        assert refused["isError"]
+        assert "arguments/items/0/id" in refused["content"][0]["text"]
+        result = await client.call_tool("pick", {"items": [{"id": 1, "tags": ["x"]}], "best": {"id": 2}})
+        assert not result.get("isError")
+        assert result["structuredContent"] == [{"id": 1, "tags": ["x"]}, {"id": 2, "tags": []}]
+        again = await client.call_tool("pick", {"items": [{"id": 3}]})
+        assert again["structuredContent"] == [{"id": 3, "tags": []}]
+
+
+async def test_a_first_result_in_the_wrong_shape_is_converted_through_the_hint() -> None:
+    server = Server("cold")
+
+    @server.tool
+    async def one() -> Item:
+        return {"id": "5"}  # type: ignore[return-value]
+
+    async with Client(server) as client:
+        result = await client.call_tool("one", {})
+        assert not result.get("isError"), result
+        assert result["structuredContent"] == {"id": 5, "tags": []}
