@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import string
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +21,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
+from toolkit._auth import jwt as jwt_module
 from toolkit.auth import InvalidToken, JWTVerifier
 
 ISSUER = "https://issuer.example"
@@ -180,3 +182,34 @@ async def test_a_refused_signature_says_so() -> None:
         await verifier.verify(CASES["tampered payload"]())
     with pytest.raises(InvalidToken, match="Signature has expired"):
         await verifier.verify(CASES["expired"]())
+
+
+def _reference_decode(segment: str) -> bytes | None:
+    """PyJWT's rule, the slow way: decode, then encode again, and the same text must come back."""
+    stripped = segment.rstrip("=")
+    if (len(segment) != len(stripped) and len(segment) % 4) or len(stripped) % 4 == 1:
+        return None
+    try:
+        decoded = base64.urlsafe_b64decode(stripped + "=" * (-len(stripped) % 4))
+    except ValueError:
+        return None
+    return decoded if base64.urlsafe_b64encode(decoded).rstrip(b"=").decode() == stripped else None
+
+
+def test_a_segment_decodes_exactly_when_its_encoding_is_canonical() -> None:
+    """Every last character after every length of text, padded or not: the same verdict and bytes as
+    decoding and encoding again (the check the verifier makes without the second conversion)."""
+    alphabet = string.ascii_uppercase + string.ascii_lowercase + string.digits + "-_"
+    for size in range(1, 9):
+        body = base64.urlsafe_b64encode(bytes(range(100, 100 + size))).rstrip(b"=").decode()
+        for last in alphabet:
+            for padded in (False, True):
+                segment = body[:-1] + last
+                if padded:
+                    segment += "=" * (-len(segment) % 4)
+                expected = _reference_decode(segment)
+                try:
+                    got: bytes | None = jwt_module._decode_segment(segment, "payload")
+                except InvalidToken:
+                    got = None
+                assert got == expected, segment
