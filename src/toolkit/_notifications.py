@@ -13,6 +13,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from pydantic_core import to_json
+
 from ._errors import StoreUnavailable
 from ._session import Session
 from ._store.base import Store
@@ -20,24 +22,43 @@ from ._types import SUBSCRIPTION_ID_KEY, RequestId, Send
 
 logger = logging.getLogger("toolkit")
 
+_ID_KEY = to_json(SUBSCRIPTION_ID_KEY)
+
 
 class Listener:
     """An open ``subscriptions/listen`` request (modern era)."""
 
     # A plain class: a dataclass compiles its generated methods when this module is imported.
-    __slots__ = ("closed", "filter", "send", "subscription_id")
+    __slots__ = ("_ended", "closed", "filter", "send", "subscription_id", "wire_id")
 
-    def __init__(
-        self, subscription_id: RequestId, filter: dict[str, Any], send: Send, closed: asyncio.Event | None = None
-    ) -> None:
+    def __init__(self, subscription_id: RequestId, filter: dict[str, Any], send: Send) -> None:
         self.subscription_id = subscription_id
         self.filter = filter
         self.send = send
-        self.closed = asyncio.Event() if closed is None else closed
+        self.wire_id = to_json(subscription_id)
+        """The subscription id as JSON, spliced into each notification (``_Tagged``)."""
+        self.closed = False
+        """Set by ``close``: the subscription ends (with its result response)."""
+        self._ended: asyncio.Future[None] | None = None
+        """What ``Subscribers.listen`` awaits (a future, not an ``asyncio.Event``: a thousand listeners
+        are a thousand of them, and an event's waiter deque is 600 bytes)."""
 
     @property
     def tag(self) -> dict[str, Any]:
         return {SUBSCRIPTION_ID_KEY: self.subscription_id}
+
+    def close(self) -> None:
+        self.closed = True
+        if self._ended is not None and not self._ended.done():
+            self._ended.set_result(None)
+
+    async def wait_closed(self) -> None:
+        if not self.closed:
+            self._ended = asyncio.get_running_loop().create_future()
+            try:
+                await self._ended
+            finally:
+                self._ended = None
 
 
 class Subscribers:
@@ -58,14 +79,14 @@ class Subscribers:
         """Keep ``listener`` subscribed until ``close_listeners`` (shutdown) or cancellation."""
         self._listeners.add(listener)
         try:
-            await listener.closed.wait()
+            await listener.wait_closed()
         finally:
             self._listeners.discard(listener)
 
     def close_listeners(self) -> None:
         """End every open subscription gracefully (each gets its result response)."""
         for listener in list(self._listeners):
-            listener.closed.set()
+            listener.close()
 
     def list_changed(self, kind: str) -> list[Awaitable[None]]:
         """Deliveries telling legacy sessions and modern listeners that a list changed.
@@ -76,27 +97,74 @@ class Subscribers:
         method = f"notifications/{kind}/list_changed"
         flag = f"{kind}ListChanged"
         deliveries: list[Awaitable[None]] = []
+        shared = {"jsonrpc": "2.0", "method": method}
         for session in list(self._sessions):
             if session.closed:
                 self._sessions.discard(session)
             elif session.ready and session.notify is not None:
-                deliveries.append(_quietly(session.notify({"jsonrpc": "2.0", "method": method})))
+                deliveries.append(_quietly(session.notify(shared)))
+        tagged = _Tagged(method, {})
         for listener in list(self._listeners):
             if listener.filter.get(flag):
-                message = {"jsonrpc": "2.0", "method": method, "params": {"_meta": listener.tag}}
-                deliveries.append(_quietly(listener.send(message)))
+                deliveries.append(_quietly(listener.send(tagged.message(listener))))
         return deliveries
 
     async def resource_updated(self, uri: str) -> None:
-        """Tell the subscribers of ``uri`` that it changed."""
+        """Tell the subscribers of ``uri`` that it changed.
+
+        The fan-out's cost is per subscriber, so what can be made once is: one message for every
+        legacy session, and for the listeners one encoding into which each one's id is spliced.
+        A failed delivery (a stream just closed) must not keep the others from hearing of it.
+        """
         method = "notifications/resources/updated"
+        shared: dict[str, Any] | None = None
         for session in list(self._sessions):
             if session.ready and session.notify is not None and uri in session.subscriptions:
-                await _quietly(session.notify({"jsonrpc": "2.0", "method": method, "params": {"uri": uri}}))
+                if shared is None:
+                    shared = {"jsonrpc": "2.0", "method": method, "params": {"uri": uri}}
+                try:
+                    await session.notify(shared)
+                except Exception:
+                    logger.debug("could not deliver a notification", exc_info=True)
+        tagged: _Tagged | None = None
         for listener in list(self._listeners):
             if uri in listener.filter.get("resourceSubscriptions", ()):
-                params = {"_meta": listener.tag, "uri": uri}
-                await _quietly(listener.send({"jsonrpc": "2.0", "method": method, "params": params}))
+                if tagged is None:
+                    tagged = _Tagged(method, {"uri": uri})
+                try:
+                    await listener.send(tagged.message(listener))
+                except Exception:
+                    logger.debug("could not deliver a notification", exc_info=True)
+
+
+class Encoded(dict[str, Any]):
+    """A message together with its JSON (``wire``), made without encoding the message again.
+
+    A transport that knows the attribute (the HTTP streams) sends ``wire`` as it is; any other
+    reads the message as the plain dict it also is.
+    """
+
+    __slots__ = ("wire",)
+    wire: bytes
+
+
+class _Tagged:
+    """One notification for many listeners, each copy tagged with its subscription's id: the JSON
+    is made once, and each listener's id (encoded once, ``Listener.wire_id``) spliced into it."""
+
+    __slots__ = ("head", "method", "params", "tail")
+
+    def __init__(self, method: str, params: dict[str, Any]) -> None:
+        self.method = method
+        self.params = params
+        self.head = b'{"jsonrpc":"2.0","method":' + to_json(method) + b',"params":{"_meta":{' + _ID_KEY + b":"
+        rest = to_json(params, inf_nan_mode="null")[1:-1]
+        self.tail = b"}," + rest + b"}}" if rest else b"}}}"
+
+    def message(self, listener: Listener) -> Encoded:
+        message = Encoded(jsonrpc="2.0", method=self.method, params={"_meta": listener.tag, **self.params})
+        message.wire = self.head + listener.wire_id + self.tail
+        return message
 
 
 async def _quietly(sending: Awaitable[None]) -> None:

@@ -5,14 +5,12 @@ dropped stream resumed from an event store (``Last-Event-ID``, 2025-11-25 transp
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections import deque
 from typing import TYPE_CHECKING
-
-from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from ..._events import EventStore
 from .sessions import HttpSession
-from .streams import SSE_HEADERS
+from .sse import EventStream, Outbox, frame
 
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
@@ -22,29 +20,29 @@ async def standalone_stream(session: HttpSession, scope: Scope, receive: Receive
     """The session's GET stream: unsolicited notifications and requests, until the session ends.
 
     The caller has claimed it in the store (one GET stream per session in the whole
-    deployment); the claim is released when the stream ends.
+    deployment); the claim is released when the stream ends. It is written by this task alone.
     """
-    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
-    session.standalone = queue
-
-    async def events() -> AsyncIterator[ServerSentEvent]:
-        try:
-            while True:
-                data = await queue.get()
-                if data is None:
-                    return
-                yield ServerSentEvent(data=data.decode(), event="message")
-        finally:
-            if session.standalone is queue:
-                session.standalone = None
-
-    response = EventSourceResponse(events(), headers=SSE_HEADERS, ping=ping)
+    stream = EventStream(receive, send, ping)
+    outbox = Outbox(stream.wake)
+    session.standalone = outbox
     try:
-        await response(scope, receive, send)
+        await stream.open()
+        items = outbox.items
+        while not stream.gone:
+            if not items:
+                await stream.idle()
+                continue
+            data = items.pop(0)
+            if data is None:
+                return
+            await stream.send(frame(data))
     finally:
-        if session.standalone is queue:
+        if session.standalone is outbox:
             session.standalone = None
-        await session.table.release_stream(session)
+        try:
+            await stream.close()
+        finally:
+            await session.table.release_stream(session)
 
 
 async def can_resume(store: EventStore | None, session: HttpSession, last_event_id: str | None) -> bool:
@@ -61,12 +59,40 @@ async def can_resume(store: EventStore | None, session: HttpSession, last_event_
 async def resume_stream(
     store: EventStore, last_event_id: str, scope: Scope, receive: Receive, send: Send, ping: float
 ) -> None:
-    """Replay the events after ``last_event_id``, then follow the stream live until it finishes."""
+    """Replay the events after ``last_event_id``, then follow the stream live until it finishes.
 
-    async def events() -> AsyncIterator[ServerSentEvent]:
-        async for event_id, data in store.follow(last_event_id):
-            if data:
-                yield ServerSentEvent(data=data.decode(), id=event_id or None, event="message")
+    The store is followed by a task of its own (its waits are the store's), which hands each
+    event to this one; the client leaving ends both.
+    """
+    stream = EventStream(receive, send, ping)
+    events: deque[tuple[str, bytes]] = deque()
+    ended: list[BaseException | None] = []
 
-    response = EventSourceResponse(events(), headers=SSE_HEADERS, ping=ping)
-    await response(scope, receive, send)
+    async def follow() -> None:
+        try:
+            async for event_id, data in store.follow(last_event_id):
+                if data:
+                    events.append((event_id, data))
+                    stream.wake()
+        except Exception as exc:  # the store failed: this stream ends with it, in the writer's task
+            ended.append(exc)
+        else:
+            ended.append(None)
+        stream.wake()
+
+    await stream.open()
+    follower = asyncio.get_running_loop().create_task(follow())
+    try:
+        while not stream.gone:
+            if events:
+                event_id, data = events.popleft()
+                await stream.send(frame(data, event_id or None))
+            elif ended:
+                if ended[0] is not None:
+                    raise ended[0]
+                return
+            else:
+                await stream.idle()
+    finally:
+        follower.cancel()
+        await stream.close()

@@ -16,11 +16,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
-
-from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from ..._errors import INVALID_REQUEST, ClientRequestError, StoreUnavailable
 from ..._events import EventStore
@@ -30,6 +28,7 @@ from ..._types import RequestId
 from ..base import Here, Lifecycle
 from .asgi import RequestInfo, respond, respond_error, wait_disconnect
 from .sessions import HttpSession
+from .sse import EventStream, frame
 
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
@@ -38,7 +37,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("toolkit")
 
-SSE_HEADERS: Final = {"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"}
 RESUMABLE_AFTER: Final = 0.1
 """Seconds a legacy request may take to answer with plain JSON before its answer becomes a resumable stream."""
 WATCH_AFTER: Final = 0.05
@@ -65,17 +63,32 @@ Item = Event | Done
 
 
 class RequestStream:
-    """The queue between one running request and the HTTP response that carries what it sends.
+    """What one running request sends, on its way to the HTTP response that carries it.
 
     Until a stream carries them (``carried``), the request's end is kept aside (``ended``) for a
-    plain JSON answer; the queue and the close event exist only once something needs them.
+    plain JSON answer; the items wait in a list for the stream's writer, who is woken (``wake``).
     """
 
+    __slots__ = (
+        "_items",
+        "_room",
+        "_waiter",
+        "carried",
+        "close_requested",
+        "ended",
+        "on_event",
+        "session",
+        "streaming",
+        "unheard",
+        "wake",
+    )
+
     def __init__(self, *, streaming: bool, session: HttpSession | None) -> None:
-        self._queue: asyncio.Queue[Item] | None = None
-        self._close_requested: asyncio.Event | None = None
+        self._items: list[Item] | None = None
         self.streaming = streaming
         self.session = session
+        self.close_requested = False
+        """Set by ``ctx.close_stream()``: the connection ends once what is queued has been sent."""
         self.unheard = False
         """Set once a legacy client left with no way to resume: what the request sends is dropped."""
         self.carried = False
@@ -83,22 +96,16 @@ class RequestStream:
         self.ended: Done | None = None
         self.on_event: Callable[[], None] | None = None
         """Called once, when the first message sent before the response arrives (it opens the stream)."""
+        self.wake: Callable[[], None] | None = None
+        """The writer's wake-up: called when an item arrives or the close is asked for."""
         self._room: asyncio.Event | None = None
         """Set when a stream that was full has room again (a send waits for it)."""
         self._waiter: asyncio.Future[None] | None = None
-        """What ``next_or_close`` awaits while the queue is empty: resolved by ``put`` or ``close``."""
+        """What ``next_item`` awaits while nothing is queued."""
 
     @property
-    def queue(self) -> asyncio.Queue[Item]:
-        if self._queue is None:
-            self._queue = asyncio.Queue()
-        return self._queue
-
-    @property
-    def close_requested(self) -> asyncio.Event:
-        if self._close_requested is None:
-            self._close_requested = asyncio.Event()
-        return self._close_requested
+    def pending(self) -> int:
+        return len(self._items) if self._items is not None else 0
 
     def put(self, item: Item) -> None:
         if self.unheard:
@@ -106,7 +113,9 @@ class RequestStream:
         if isinstance(item, Done) and not self.carried:
             self.ended = item
             return
-        self.queue.put_nowait(item)
+        if self._items is None:
+            self._items = []  # a list: a deque's first block is 600 bytes, and a stream rarely holds more than one item
+        self._items.append(item)
         self._wake()
         if self.on_event is not None:
             on_event, self.on_event = self.on_event, None
@@ -117,10 +126,12 @@ class RequestStream:
         if self.unheard and self.streaming and "id" in message:  # a question nobody can answer: fail it now
             raise ClientRequestError("the client disconnected from this request's stream")
         if self.streaming:
-            while self._queue is not None and self._queue.qsize() >= MAX_QUEUED and not self.unheard:
+            while self.pending >= MAX_QUEUED and not self.unheard:
                 self._room = self._room or asyncio.Event()
                 await self._room.wait()  # the client reads slower than the request sends: hold it back
-            self.put(Event(encode(message)))
+            # A fan-out's notification comes with its JSON made (``_notifications.Encoded``'s ``wire``).
+            wire = getattr(message, "wire", None) if type(message) is not dict else None
+            self.put(Event(wire if isinstance(wire, bytes) else encode(message)))
         elif self.session is not None:
             await self.session.send_unsolicited(message)
 
@@ -129,12 +140,15 @@ class RequestStream:
 
     async def close(self) -> None:
         """``ctx.close_stream()``: end the SSE connection now; the request goes on."""
-        self.close_requested.set()
+        self.close_requested = True
         self._wake()
 
     def _wake(self) -> None:
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
+        if self.wake is not None:
+            self.wake()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def no_reader(self) -> None:
         """The client left and nothing will read this stream: what is sent from now on is dropped."""
@@ -143,29 +157,26 @@ class RequestStream:
             self._room.set()
             self._room = None
 
-    def taken(self) -> None:
-        """An item was taken off the queue: a send held back for room may go on once half of it is free."""
-        if self._room is not None and self.queue.qsize() < MAX_QUEUED // 2:
+    def take(self) -> Item | None:
+        """The next item, if one is queued; a send held back for room may go on once half of it is free."""
+        items = self._items
+        if not items:
+            return None
+        item = items.pop(0)
+        if self._room is not None and len(items) < MAX_QUEUED // 2:
             self._room.set()
             self._room = None
+        return item
 
-    async def next_or_close(self) -> Item | None:
-        """The next item, or ``None`` once the handler asked to close the connection.
-
-        One future awaited per wait, resolved by ``put`` or ``close``: no task per item (a
-        stream's events are the per-notification cost of a fan-out to many listeners).
-        """
-        self.taken()
-        while True:
-            if not self.queue.empty():
-                return self.queue.get_nowait()
-            if self._close_requested is not None and self._close_requested.is_set():
-                return None
+    async def next_item(self) -> Item:
+        """The next item, waiting for it (after the connection ended: what is kept for a resumption)."""
+        while (item := self.take()) is None:
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 await self._waiter
             finally:
                 self._waiter = None
+        return item
 
 
 class Responder:
@@ -284,7 +295,6 @@ class Responder:
 
     async def _sse(
         self,
-        scope: Scope,
         receive: Receive,
         send: Send,
         stream: RequestStream,
@@ -293,47 +303,40 @@ class Responder:
         *,
         modern: bool,
     ) -> None:
-        events = self._events(stream, request, resumable, modern)
-        # At shutdown sse-starlette would end the stream at once; a request's stream ends by
-        # itself with its response, so it gets the grace period to get there.
-        grace = self.lifecycle.shutdown_grace
-        response = EventSourceResponse(
-            events, headers=SSE_HEADERS, ping=self.sse_ping_seconds, shutdown_grace_period=grace
-        )
-        await response(scope, receive, send)
-
-    async def _events(
-        self,
-        stream: RequestStream,
-        request: Cancellable,
-        resumable: tuple[str, RequestId] | None,
-        modern: bool,
-    ) -> AsyncIterator[ServerSentEvent]:
+        """Carry what the request sends as an SSE stream, its response last; written by this task alone."""
+        sse = EventStream(receive, send, self.sse_ping_seconds)
         store = self.event_store if resumable is not None else None
         stream_id = resumable[0] if resumable is not None else None
         finished = False
+        stream.wake = sse.wake
         try:
+            await sse.open()
             if store is not None and resumable is not None:
                 assert stream.session is not None
                 priming = await store.open(resumable[0], session_id=stream.session.id, request_id=resumable[1])
-                yield ServerSentEvent(data="", id=priming, retry=self.retry_ms)
-            while True:
-                item = await stream.next_or_close()
+                await sse.send(frame(b"", priming, retry=self.retry_ms, message=False))
+            while not sse.gone:
+                item = stream.take()
                 if item is None:
-                    return  # the handler asked the client to reconnect; the request goes on
-                data = item.data if isinstance(item, Event) else item.reply.body if item.reply is not None else None
+                    if stream.close_requested:
+                        return  # the handler asked the client to reconnect; the request goes on
+                    await sse.idle()
+                    continue
                 event_id = None
                 if isinstance(item, Done):
                     finished = True
+                    data = item.reply.body if item.reply is not None else None
                     if store is not None and stream_id is not None:
                         event_id = await store.finish(stream_id, data)
                     if data is not None:
-                        yield ServerSentEvent(data=data.decode(), id=event_id, event="message")
+                        await sse.send(frame(data, event_id))
                     return
                 if store is not None and stream_id is not None:
                     event_id = await store.append(stream_id, item.data)
-                yield ServerSentEvent(data=item.data.decode(), id=event_id, event="message")
+                await sse.send(frame(item.data, event_id))
         finally:
+            stream.wake = None
+            await sse.close()
             if not finished:
                 if store is not None and stream_id is not None:
                     self._keep_storing(stream, store, stream_id)
@@ -348,8 +351,7 @@ class Responder:
         async def drain() -> None:
             try:
                 while True:
-                    item = await stream.queue.get()
-                    stream.taken()
+                    item = await stream.next_item()
                     if isinstance(item, Event):
                         await store.append(stream_id, item.data)
                         continue
@@ -421,9 +423,7 @@ class _Exchange:
 
     async def _carry(self) -> None:
         resumable = (secrets.token_hex(8), self.resume) if self.resume is not None else None
-        await self.responder._sse(
-            self.scope, self.receive, self.send, self.stream, self.here, resumable, modern=self.modern
-        )
+        await self.responder._sse(self.receive, self.send, self.stream, self.here, resumable, modern=self.modern)
         if self.resume is None and not self.here.finished and not self.modern:
             self.stream.no_reader()  # 2025-11-25: the request runs on; what it sends has no reader
 

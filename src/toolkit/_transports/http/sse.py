@@ -1,0 +1,176 @@
+"""toolkit's own Server-Sent Events response: one coroutine writes a stream, from its headers to its end.
+
+An open stream is what a deployment holds by the thousand (a legacy session's ``GET`` stream, a
+2026-07-28 ``subscriptions/listen``), so it costs one watcher task besides the coroutine that
+writes it: pings come from a timer handle (sent by the writer when it next waits, never
+concurrently with an event), and the client leaving is noticed by the watcher, the one task
+that awaits ``receive`` (uvicorn's ``send`` says nothing once the client is gone).
+
+The wire form is the event-stream format (WHATWG HTML, "Server-sent events"): ``id``, ``event``,
+``data`` and ``retry`` fields, each line ended by CRLF, an empty line ending the event; a ping
+is a comment line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from starlette.types import Receive, Send
+
+HEADERS: Final = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"connection", b"keep-alive"),
+    (b"x-accel-buffering", b"no"),  # nginx: pass each event on at once
+]
+PING: Final = b": ping\r\n\r\n"
+_MESSAGE: Final = b"event: message\r\n"
+
+
+def frame(data: bytes, event_id: str | None = None, *, retry: int | None = None, message: bool = True) -> bytes:
+    """One event: ``data`` (a JSON-RPC message, or empty for a priming event), its id, ``retry`` in ms.
+
+    ``event: message`` is named when ``message`` (what every MCP event is); a data line break
+    (never in toolkit's compact JSON) starts a new ``data:`` line, as the format requires.
+    """
+    parts = [b"id: ", event_id.encode(), b"\r\n"] if event_id is not None else []
+    if message:
+        parts.append(_MESSAGE)
+    if b"\n" in data or b"\r" in data:
+        for line in data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"):
+            parts += (b"data: ", line, b"\r\n")
+    else:
+        parts += (b"data: ", data, b"\r\n")
+    if retry is not None:
+        parts += (b"retry: ", str(retry).encode(), b"\r\n")
+    parts.append(b"\r\n")
+    return b"".join(parts)
+
+
+class EventStream:
+    """One SSE response on an ASGI connection, written by one coroutine: ``open``, ``send`` and
+    ``idle`` as often as needed, ``close`` once (always, in a ``finally``).
+
+    What feeds the stream calls ``wake`` when it has something; the writer takes it and, when
+    nothing is left, awaits ``idle``. ``gone`` is set once the client disconnected: the writer
+    stops, and its ``finally`` decides what becomes of what was not sent.
+    """
+
+    __slots__ = ("_ping_due", "_receive", "_send", "_timer", "_waiter", "_watcher", "gone", "on_gone", "ping")
+
+    def __init__(self, receive: Receive, send: Send, ping: float) -> None:
+        self._receive = receive
+        self._send = send
+        self.ping = ping
+        """Seconds between two keep-alive comments (0: none)."""
+        self.gone = False
+        self.on_gone: Callable[[], Any] | None = None
+        """Called once when the client disconnects (the stream's writer is woken too)."""
+        self._ping_due = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._waiter: asyncio.Future[None] | None = None
+
+    async def open(self) -> None:
+        """Send the headers; start watching for the client leaving, and the pings."""
+        await self._send({"type": "http.response.start", "status": 200, "headers": HEADERS})
+        loop = asyncio.get_running_loop()
+        self._watcher = loop.create_task(self._watch())
+        if self.ping > 0:
+            self._timer = loop.call_later(self.ping, self._ping_now)
+
+    async def send(self, data: bytes) -> None:
+        """Write one framed event (``frame``); nothing once the client is gone."""
+        if self.gone:
+            return
+        try:
+            await self._send({"type": "http.response.body", "body": data, "more_body": True})
+        except OSError:  # an ASGI server of spec 2.4 says so when the client left
+            self._left()
+
+    def wake(self) -> None:
+        """Something is there to send: the writer's ``idle`` returns."""
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def idle(self) -> None:
+        """Send a ping if one is due, then wait until ``wake``, the next ping, or the client leaving."""
+        if self._ping_due and not self.gone:
+            self._ping_due = False
+            await self.send(PING)
+        if self.gone:
+            return
+        waiter = self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
+    async def close(self) -> None:
+        """End the response (when the client is still there) and stop the watcher and the pings."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._watcher is not None:
+            self._watcher.cancel()
+            self._watcher = None
+        if not self.gone:
+            self.gone = True
+            with contextlib.suppress(OSError):
+                await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def _ping_now(self) -> None:
+        self._ping_due = True
+        self._timer = asyncio.get_running_loop().call_later(self.ping, self._ping_now)
+        self.wake()
+
+    async def _watch(self) -> None:
+        while (await self._receive())["type"] != "http.disconnect":
+            pass  # a request body has been read in full before a stream opens; nothing else comes
+        self._left()
+
+    def _left(self) -> None:
+        if self.gone:
+            return
+        self.gone = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self.wake()
+        if self.on_gone is not None:
+            self.on_gone()
+
+
+class Outbox(asyncio.Queue[bytes | None]):
+    """A legacy session's ``GET`` stream as its session sees it (``HttpSession.standalone``): what
+    ``put_nowait`` hands over (a message, or ``None`` to end the stream) waits in a list for the
+    stream's writer, who is woken.
+
+    It is typed as the ``asyncio.Queue`` the session holds, but builds none of a queue's waiting
+    machinery (its getters, putters and join event: about 2.5 KiB per stream): only
+    ``put_nowait``, ``get_nowait``, ``qsize`` and ``empty`` are served.
+    """
+
+    def __init__(self, wake: Callable[[], None]) -> None:  # no super().__init__: see the docstring
+        self.items: list[bytes | None] = []  # a deque's first block alone is 600 bytes
+        self._wake = wake
+
+    def put_nowait(self, item: bytes | None) -> None:
+        self.items.append(item)
+        self._wake()
+
+    def get_nowait(self) -> bytes | None:
+        if not self.items:
+            raise asyncio.QueueEmpty
+        return self.items.pop(0)
+
+    def qsize(self) -> int:
+        return len(self.items)
+
+    def empty(self) -> bool:
+        return not self.items
