@@ -32,6 +32,10 @@ VmRSS (``/proc``), CPU its user + system time; "idle CPU" is the server's CPU ov
   counted as growth. ``rss_trend_kib``: the least-squares slope of RSS over the second half of the
   cycles, per cycle (the allocator grows RSS in steps early on; what never comes back keeps a slope).
 
+- **cluster** (``scale.fanout_cluster_{legacy,modern}.*``, toolkit's columns only): the same
+  fan-out to 1,000 streams held by three replicas on a Redis store behind HAProxy
+  (``bench/scale_cluster.py``; run once its metrics are in ``bench/metrics.py``'s catalogue).
+
 ``mcp`` 2.3.0's ``MCPServer`` has no ``resources/subscribe``: its legacy streams are opened
 unsubscribed, and its legacy fan-out is ``n/a (unsupported)``; its soak has no legacy subscriber.
 The floor, fastmcp and Node columns do not run this group.
@@ -48,11 +52,12 @@ import json
 import resource
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bench import procs
-from bench.driver import CLIENT_INFO, LEGACY_VERSION, MODERN_META, MODERN_VERSION, HttpTransport, Session
+from bench.driver import CLIENT_INFO, LEGACY_VERSION, MODERN_META, MODERN_VERSION, Era, HttpTransport, Session
 
 if TYPE_CHECKING:
     from bench.run import Bench, Framework
@@ -327,28 +332,40 @@ def _touch_check(result: dict[str, Any]) -> None:
         raise RuntimeError(f"touch returned isError: {json.dumps(result)[:300]}")
 
 
-async def fanout(pid: int, port: int, streams: Streams, era: str, subscribers: int) -> tuple[list[float], list[float]]:
+async def fanout(
+    pids: int | list[int], port: int, streams: Streams, era: Era, subscribers: int, others: tuple[int, ...] = ()
+) -> tuple[list[float], list[float], list[float]]:
     """``FANOUTS`` times: ``touch``, until every one of ``subscribers`` streams has its update.
 
-    Returns (ms until the last one had it, server CPU µs per delivered notification), one each per fan-out.
+    Returns, one each per fan-out: the ms until the last one had it; the CPU µs per delivered
+    notification of ``pids`` together (the server, or the replicas); the same of ``others``
+    together (the cluster's HAProxy), over the same span.
     """
+    group = [pids] if isinstance(pids, int) else pids
     trigger = Session(HttpTransport("127.0.0.1", port), era).use_tool("touch", {}, _touch_check)
     await trigger.open(TIMEOUT)
     last_ms: list[float] = []
     cpu_us: list[float] = []
+    other_us: list[float] = []
     try:
         for _ in range(FANOUTS + 1):  # the first is a warm-up
             await asyncio.sleep(0.2)
             streams.expect(subscribers)
-            cpu0, t0 = procs.cpu_seconds(pid), time.perf_counter()
+            cpu0, other0 = _cpu(group), _cpu(others)
+            t0 = time.perf_counter()
             async with asyncio.timeout(TIMEOUT):
                 await asyncio.gather(trigger.call(TIMEOUT), streams.reached.wait())
-            elapsed, cpu1 = time.perf_counter() - t0, procs.cpu_seconds(pid)
+            elapsed, cpu1, other1 = time.perf_counter() - t0, _cpu(group), _cpu(others)
             last_ms.append(elapsed * 1e3)
             cpu_us.append((cpu1 - cpu0) / subscribers * 1e6)
+            other_us.append((other1 - other0) / subscribers * 1e6)
     finally:
         await trigger.transport.close()
-    return last_ms[1:], cpu_us[1:]
+    return last_ms[1:], cpu_us[1:], other_us[1:]
+
+
+def _cpu(pids: Sequence[int]) -> float:
+    return sum(procs.cpu_seconds(pid) for pid in pids)
 
 
 async def rss_kib(pid: int) -> float:
@@ -453,7 +470,7 @@ async def sessions_and_streams(bench: Bench, fw: Framework) -> None:
             )
             phase.add("scale.streams_legacy.idle_cpu_pct", await idle_cpu_pct(pid))
             if legacy_subscribe:
-                last_ms, cpu_us = await fanout(pid, port, streams, "legacy", STREAMS)
+                last_ms, cpu_us, _ = await fanout(pid, port, streams, "legacy", STREAMS)
                 phase.add("scale.fanout_legacy.last_ms", statistics.median(last_ms), [round(v, 2) for v in last_ms])
                 phase.add(
                     "scale.fanout_legacy.cpu_per_notification_us",
@@ -481,7 +498,7 @@ async def sessions_and_streams(bench: Bench, fw: Framework) -> None:
                 {"before_kib": before, "after_kib": after},
             )
             phase.add("scale.streams_modern.idle_cpu_pct", await idle_cpu_pct(pid))
-            last_ms, cpu_us = await fanout(pid, port, streams, "modern", STREAMS)
+            last_ms, cpu_us, _ = await fanout(pid, port, streams, "modern", STREAMS)
             phase.add("scale.fanout_modern.last_ms", statistics.median(last_ms), [round(v, 2) for v in last_ms])
             phase.add(
                 "scale.fanout_modern.cpu_per_notification_us", statistics.median(cpu_us), [round(v, 2) for v in cpu_us]
@@ -519,6 +536,13 @@ async def sessions_and_streams(bench: Bench, fw: Framework) -> None:
 
     phase = Phase(bench, fw, "soak", [k for k in METRIC_KEYS if k.startswith("scale.soak")])
     await phase.run(soak)
+
+    from bench.scale_cluster import CLUSTER_KEYS, cluster_phase  # it imports this module
+
+    if all(key in bench.collector.cells for key in CLUSTER_KEYS):
+        await cluster_phase(bench, fw)
+    elif fw.kind == "toolkit":
+        print(f"    {fw.name}: the cluster fan-out has no metrics in bench/metrics.py yet: not run", flush=True)
 
 
 def _slope(values: list[float]) -> float:

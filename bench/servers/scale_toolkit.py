@@ -9,6 +9,9 @@ scenario holds; everything else is the framework's default.
 
 With ``BENCH_SCALE_TRACE`` set to a path, ``tracemalloc`` is started at import and the tool
 ``snapshot`` dumps a snapshot to ``<path>.<n>`` (the per-session line items; see bench/README.md).
+With ``BENCH_SCALE_STORE`` set to a ``redis://`` URL, the server keeps its sessions in that store
+and announces changes on its bus (``bench/scale.py``'s cluster phase: three such replicas behind
+HAProxy, with one ``TOOLKIT_STATE_SECRET``).
 With ``BENCH_SCALE_PROFILE`` set to a path, the tool ``profile`` starts (``on``) and stops (and
 dumps to that path) a ``cProfile`` of the event loop's thread.
 """
@@ -28,7 +31,9 @@ URI = "bench://counter"
 # max_concurrent_requests: 2026-07-28 requests without a session share one in-flight count per
 # endpoint, open subscriptions/listen streams included; the default 100 refuses the 101st
 # listen, and every other modern request once 100 are open (see bench/README.md, scale).
-server = Server("bench-scale", version="1.0.0", max_concurrent_requests=1_000_000)
+server = Server(
+    "bench-scale", version="1.0.0", max_concurrent_requests=1_000_000, store=os.environ.get("BENCH_SCALE_STORE")
+)
 counter = [0]
 
 
