@@ -280,9 +280,9 @@ class Server(ComposeMixin, ShapingMixin, OpenAPIMixin):
         from ._auth.resource import ResourceServer  # noqa: PLC0415 - a server without auth never loads it
 
         self.resource_server = ResourceServer(
-            auth,
-            authorization_servers=authorization_servers,
-            resource_url=resource_url,
+            auth,  # an OAuthProxy (toolkit._auth.server) names itself and its resource:
+            authorization_servers=authorization_servers or getattr(auth, "authorization_servers", ()),
+            resource_url=resource_url or getattr(auth, "resource_url", None),
             required_scopes=declared_scopes(required_scopes, "required_scopes"),
             scopes_supported=scopes_supported,
             implied_scopes=implied_scopes,

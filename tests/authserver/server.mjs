@@ -29,6 +29,9 @@
 // - /interaction/:uid logs the current account in and consents to everything requested, so a
 //   client that follows redirects with cookies lands on its redirect_uri. POST /test/account
 //   {"account": "bob"} changes the account used for later logins (default alice).
+// - AUTHSERVER_CLIENTS (environment, optional): a JSON array of more clients, added to those
+//   above as given (oidc-provider client metadata). toolkit's OAuthProxy tests register one
+//   confidential client there, as an operator registers toolkit at Google or Entra.
 
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -128,6 +131,7 @@ const provider = new Provider(issuer, {
     secretClient('cc-client-2', 'cc-secret-2', ['client_credentials']),
     secretClient('opaque-client', 'opaque-secret', ['client_credentials']),
     secretClient('resource-server', 'rs-secret', []),
+    ...JSON.parse(process.env.AUTHSERVER_CLIENTS || '[]'),
     {
       client_id: 'public-client',
       token_endpoint_auth_method: 'none',

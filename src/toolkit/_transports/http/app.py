@@ -519,6 +519,11 @@ def create_app(
         methods = ["GET", "HEAD", "OPTIONS"]
         routes.append(Route(WELL_KNOWN + path.rstrip("/"), endpoint=metadata, methods=methods))
         routes.append(Route(WELL_KNOWN, endpoint=metadata, methods=methods))
+        issuer = endpoint.gate.resource_server.verifier
+        if getattr(issuer, "issues_tokens", False):  # an OAuthProxy: toolkit is the authorization server too
+            from .authserver import authorization_routes  # noqa: PLC0415 - only for an authorization server
+
+            routes += authorization_routes(issuer, endpoint.guard, endpoint.store)
     routes += [Route(where, endpoint=function, methods=verbs, name=name) for where, function, verbs, name in custom]
     app = McpApp(routes=routes, lifespan=endpoint.lifespan, path=path)
     app.state.mcp = endpoint

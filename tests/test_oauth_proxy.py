@@ -1,0 +1,133 @@
+"""toolkit as the authorization server (``OAuthProxy``), end to end, with real parts only.
+
+The upstream identity provider is the test rig's oidc-provider (tests/support/authserver.py),
+configured as Google or Entra are: no registration for strangers, one confidential client
+(``toolkit-proxy``) registered by the operator with toolkit's callback as its redirect URI. The
+MCP client is toolkit's own ``toolkit.Client`` with its OAuth flow, headless
+(tests/support/consent_login.py): it discovers toolkit's metadata, registers (RFC 7591), goes
+through toolkit's consent page and the upstream's login, and calls a tool that uses the
+caller's upstream token against the upstream's userinfo endpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from tests.http_support import serve
+from tests.support.authserver import READY_TIMEOUT, AuthServer, authserver_available, start_authserver
+from tests.support.consent_login import ConsentingLogin
+from tests.support.oauth_login import query
+from tests.support.processes import free_port
+from tests.test_auth_real import missing
+
+from toolkit import Context, Server
+from toolkit.auth import OIDC, OAuthProxy, UpstreamToken
+from toolkit.client import Client, OAuth, ToolCallFailed
+
+pytestmark = pytest.mark.timeout(READY_TIMEOUT + 120)
+
+UPSTREAM_CLIENT = ("toolkit-proxy", "proxy-secret")
+TIMEOUT = 60.0
+
+
+@pytest.fixture(scope="module")
+def idp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
+    """oidc-provider with one confidential client for toolkit: a native client, so its loopback
+    redirect URI matches on any port (each test serves toolkit on a port of its own)."""
+    if not authserver_available():
+        missing("the test authorization server is not installed: scripts/authserver --install-only installs it")
+    client = {
+        "client_id": UPSTREAM_CLIENT[0],
+        "client_secret": UPSTREAM_CLIENT[1],
+        "application_type": "native",
+        "token_endpoint_auth_method": "client_secret_basic",
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "redirect_uris": ["http://127.0.0.1/authorize/callback"],
+    }
+    os.environ["AUTHSERVER_CLIENTS"] = json.dumps([client])  # read by node at its start only
+    try:
+        server = start_authserver(tmp_path_factory.mktemp("idp"))
+    finally:
+        del os.environ["AUTHSERVER_CLIENTS"]
+    with server:
+        yield server
+
+
+def proxied_server(idp: AuthServer, port: int, **options: Any) -> tuple[Server, OAuthProxy]:
+    proxy = OAuthProxy(
+        upstream=OIDC(idp.issuer, *UPSTREAM_CLIENT, scopes=["openid"], allow_http_loopback=True),
+        base_url=f"http://127.0.0.1:{port}",
+        **options,
+    )
+    server = Server("upstream-demo", auth=proxy)
+    userinfo = idp.metadata["userinfo_endpoint"]
+
+    @server.tool
+    async def upstream_me(token: UpstreamToken, ctx: Context) -> dict[str, Any]:
+        """Who the upstream says the caller is, asked with the caller's own upstream token."""
+        async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+            reply = await http.get(userinfo, headers={"authorization": f"Bearer {token}"})
+        reply.raise_for_status()
+        access = ctx.access_token
+        assert access is not None
+        return {"subject": access.subject, "upstream": reply.json()["sub"], "client": access.client_id}
+
+    return server, proxy
+
+
+async def test_toolkit_client_logs_in_through_consent_and_the_upstream(idp: AuthServer) -> None:
+    port = free_port()
+    server, _ = proxied_server(idp, port)
+    login = ConsentingLogin()
+    async with serve(server, port=port) as running:
+        oauth = OAuth(user_agent=login, allow_http_loopback=True, client_name="proxy-tests")
+        async with Client(running.url, auth=oauth, timeout=TIMEOUT) as client:
+            result = await client.call_tool("upstream_me")
+            again = await client.call_tool("upstream_me")  # the same token, no second login
+
+    assert result.data["subject"] == "alice"
+    assert result.data["upstream"] == "alice"  # the upstream answered the upstream token toolkit kept
+    assert again.data == result.data
+    (page,) = login.consent_pages  # one consent, naming the client and where it will be sent
+    assert "proxy-tests" in page and "Allow" in page and idp.issuer in page
+    (asked,) = [query(url) for url in login.authorizations]
+    assert asked["code_challenge_method"] == "S256"
+    assert asked["resource"] == running.url
+
+
+async def test_the_metadata_and_the_key_set_are_public(idp: AuthServer) -> None:
+    port = free_port()
+    server, proxy = proxied_server(idp, port)
+    async with serve(server, port=port) as running, httpx.AsyncClient(timeout=TIMEOUT) as http:
+        metadata = (await http.get(f"{running.base}/.well-known/oauth-authorization-server")).json()
+        keys = (await http.get(metadata["jwks_uri"])).json()
+        resource = (await http.get(f"{running.base}/.well-known/oauth-protected-resource/mcp")).json()
+        challenge = await http.post(running.url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+
+    assert metadata["issuer"] == running.base
+    assert metadata["code_challenge_methods_supported"] == ["S256"]
+    assert metadata["client_id_metadata_document_supported"] is True
+    assert metadata["registration_endpoint"] == f"{running.base}/register"
+    assert [key["kid"] for key in keys["keys"]] == [proxy.keys.current.kid]
+    assert all("d" not in key for key in keys["keys"])  # public halves only
+    assert resource["authorization_servers"] == [running.base]
+    assert resource["resource"] == running.url
+    assert challenge.status_code == 401
+
+
+async def test_a_tool_without_an_upstream_login_says_so(idp: AuthServer) -> None:
+    port = free_port()
+    server, _ = proxied_server(idp, port)
+    from toolkit.testing import Client as MemoryClient
+
+    async with MemoryClient(server) as client:  # in process: no token at all
+        reply = await client.call_tool("upstream_me")
+    assert reply["isError"] is True
+    assert "no token toolkit issued" in reply["content"][0]["text"]
+    assert ToolCallFailed  # the public error a toolkit.Client raises for such a result
