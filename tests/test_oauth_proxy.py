@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,10 +24,11 @@ from tests.support.authserver import READY_TIMEOUT, AuthServer, authserver_avail
 from tests.support.consent_login import ConsentingLogin
 from tests.support.oauth_login import query
 from tests.support.processes import free_port
+from tests.support.proxy_flow import ProxyFlow
 from tests.test_auth_real import missing
 
 from toolkit import Context, Server
-from toolkit.auth import OIDC, OAuthProxy, UpstreamToken
+from toolkit.auth import OIDC, OAuthProxy, UpstreamLoginRequired, UpstreamToken
 from toolkit.client import Client, OAuth, ToolCallFailed
 
 pytestmark = pytest.mark.timeout(READY_TIMEOUT + 120)
@@ -131,3 +133,32 @@ async def test_a_tool_without_an_upstream_login_says_so(idp: AuthServer) -> None
     assert reply["isError"] is True
     assert "no token toolkit issued" in reply["content"][0]["text"]
     assert ToolCallFailed  # the public error a toolkit.Client raises for such a result
+
+
+async def expire_upstream(proxy: OAuthProxy, grant_id: str, **changes: Any) -> None:
+    """Make the upstream token kept for ``grant_id`` look expired (what an hour's wait would do)."""
+    grant = await proxy.grants.get("grant", grant_id)
+    assert grant is not None
+    upstream = proxy.sealer.open(grant["upstream"], grant_id)
+    assert upstream is not None
+    grant["upstream"] = proxy.sealer.seal({**upstream, "expires_at": time.time() - 120, **changes}, grant_id)
+    await proxy.grants.put("grant", grant_id, grant, ttl=60)
+
+
+async def test_an_expired_upstream_token_is_refreshed_upstream(idp: AuthServer) -> None:
+    port = free_port()
+    server, proxy = proxied_server(idp, port)
+    async with serve(server, port=port) as running, httpx.AsyncClient(timeout=TIMEOUT) as http:
+        flow = ProxyFlow(running.base, http)
+        tokens = await flow.tokens(await flow.register())
+        await flow.aclose()
+        access = await proxy.verify(tokens["access_token"])
+        before = await proxy.upstream_token(access)
+        await expire_upstream(proxy, access.claims["gid"])
+        after = await proxy.upstream_token(access)  # refreshed at oidc-provider with the kept refresh token
+        userinfo = await http.get(idp.metadata["userinfo_endpoint"], headers={"authorization": f"Bearer {after}"})
+        await expire_upstream(proxy, access.claims["gid"], refresh_token="not-a-refresh-token")
+        with pytest.raises(UpstreamLoginRequired, match="refused to refresh"):
+            await proxy.upstream_token(access)
+    assert after != before
+    assert userinfo.json()["sub"] == "alice"
