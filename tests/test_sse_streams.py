@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
-from tests.http_support import LEGACY, MODERN, Running, serve
+from tests.http_support import LEGACY, MODERN, Running, free_port, serve
 
 from toolkit import Context, EventStore, Server
 from toolkit._transports.http.sse import frame
@@ -335,3 +337,69 @@ def test_the_http_transport_loads_no_sse_library() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=DEADLINE, check=False)
     assert done.returncode == 0, done.stderr.decode()[-2000:] or "sse_starlette was imported"
+
+
+PLAIN_UVICORN_APP = """
+from toolkit import Server
+
+server = Server("plain", version="1.0.0")
+
+
+@server.resource("test://counter", mime_type="text/plain")
+def counter() -> str:
+    return "0"
+
+
+app = server.http_app(shutdown_grace=1.0)
+"""
+
+
+async def test_a_plain_uvicorn_stops_on_sigterm_with_streams_open(tmp_path: Path) -> None:
+    """``uvicorn app:app`` (not toolkit's runner) waits for open responses before it shuts the app
+    down: the streams notice the server exiting and end (a GET stream at once, a request's stream
+    after ``shutdown_grace``), so SIGTERM stops the server instead of hanging on its streams."""
+    (tmp_path / "plain_app.py").write_text(PLAIN_UVICORN_APP)
+    port = free_port()
+    argv = [sys.executable, "-m", "uvicorn", "plain_app:app", "--host", "127.0.0.1", "--port", str(port)]
+    argv += ["--log-level", "warning"]
+    process = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    streams: list[Raw] = []
+    try:
+        running = Running(f"http://127.0.0.1:{port}", "/mcp", None)  # type: ignore[arg-type]
+        async with asyncio.timeout(DEADLINE):
+            while True:
+                try:
+                    _, writer = await asyncio.open_connection("127.0.0.1", port)
+                except OSError:
+                    assert process.poll() is None, process.stdout.read().decode() if process.stdout else ""
+                    await asyncio.sleep(0.05)
+                    continue
+                writer.close()
+                await writer.wait_closed()
+                break
+        session_id = await open_session(running)
+        get, status = await open_get(running, session_id)
+        streams.append(get)
+        assert status == 200
+        streams.append(await open_listen(running, 1))
+        process.send_signal(signal.SIGTERM)
+        exited = await asyncio.to_thread(_exits_within, process, DEADLINE)
+        assert exited, f"uvicorn still ran {DEADLINE:g} s after SIGTERM with SSE streams open"
+        for stream in streams:  # each stream was ended by the server, its last chunk sent
+            await stream.until(b"0\r\n\r\n")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+        for stream in streams:
+            await stream.close()
+
+
+def _exits_within(process: subprocess.Popen[bytes], seconds: float) -> bool:
+    try:
+        process.wait(seconds)
+    except subprocess.TimeoutExpired:
+        return False
+    return True

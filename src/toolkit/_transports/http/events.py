@@ -28,7 +28,7 @@ async def standalone_stream(session: HttpSession, scope: Scope, receive: Receive
     try:
         await stream.open()
         items = outbox.items
-        while not stream.gone:
+        while stream.active:
             if not items:
                 await stream.idle()
                 continue
@@ -83,7 +83,7 @@ async def resume_stream(
     await stream.open()
     follower = asyncio.get_running_loop().create_task(follow())
     try:
-        while not stream.gone:
+        while stream.active:
             if events:
                 event_id, data = events.popleft()
                 await stream.send(frame(data, event_id or None))

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from starlette.types import Receive, Send
@@ -60,28 +61,48 @@ class EventStream:
     stops, and its ``finally`` decides what becomes of what was not sent.
     """
 
-    __slots__ = ("_ping_due", "_receive", "_send", "_timer", "_waiter", "_watcher", "gone", "on_gone", "ping")
+    __slots__ = ("_ping_due", "_receive", "_send", "_timer", "_waiter", "_watcher", "gone", "grace", "ping", "stopping")
 
-    def __init__(self, receive: Receive, send: Send, ping: float) -> None:
+    def __init__(self, receive: Receive, send: Send, ping: float, *, grace: float | None = None) -> None:
         self._receive = receive
         self._send = send
         self.ping = ping
         """Seconds between two keep-alive comments (0: none)."""
+        self.grace = grace
+        """At server shutdown, seconds the stream may still run to end by itself (``None``: it ends at once)."""
         self.gone = False
-        self.on_gone: Callable[[], Any] | None = None
-        """Called once when the client disconnects (the stream's writer is woken too)."""
+        """Set once the client disconnected."""
+        self.stopping = False
+        """Set once the server ends the stream (``stop``): the writer stops; the response is ended."""
         self._ping_due = False
         self._timer: asyncio.TimerHandle | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._waiter: asyncio.Future[None] | None = None
 
+    @property
+    def active(self) -> bool:
+        """Whether the writer goes on: the client is there and the server has not ended the stream."""
+        return not (self.gone or self.stopping)
+
     async def open(self) -> None:
-        """Send the headers; start watching for the client leaving, and the pings."""
+        """Send the headers; start watching for the client leaving, the pings and the server's shutdown."""
         await self._send({"type": "http.response.start", "status": 200, "headers": HEADERS})
         loop = asyncio.get_running_loop()
         self._watcher = loop.create_task(self._watch())
         if self.ping > 0:
             self._timer = loop.call_later(self.ping, self._ping_now)
+        _exits.add(self, loop)
+
+    def stop(self) -> None:
+        """End the stream from the server's side: the writer stops and the response is ended."""
+        self.stopping = True
+        self.wake()
+
+    def server_exiting(self) -> None:
+        if self.grace is None:
+            self.stop()
+        else:
+            asyncio.get_running_loop().call_later(self.grace, self.stop)
 
     async def send(self, data: bytes) -> None:
         """Write one framed event (``frame``); nothing once the client is gone."""
@@ -100,10 +121,10 @@ class EventStream:
 
     async def idle(self) -> None:
         """Send a ping if one is due, then wait until ``wake``, the next ping, or the client leaving."""
-        if self._ping_due and not self.gone:
+        if self._ping_due and self.active:
             self._ping_due = False
             await self.send(PING)
-        if self.gone:
+        if not self.active:
             return
         waiter = self._waiter = asyncio.get_running_loop().create_future()
         try:
@@ -113,6 +134,7 @@ class EventStream:
 
     async def close(self) -> None:
         """End the response (when the client is still there) and stop the watcher and the pings."""
+        _exits.discard(self)
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -142,8 +164,51 @@ class EventStream:
             self._timer.cancel()
             self._timer = None
         self.wake()
-        if self.on_gone is not None:
-            self.on_gone()
+
+
+class _ExitWatch:
+    """Ends the open streams when the uvicorn server serving them starts to shut down.
+
+    uvicorn waits for every open response before it shuts an app down (its lifespan's shutdown
+    comes after), and tells a streaming response nothing: under ``toolkit run`` and
+    ``server.run()`` the endpoint ends its streams first (``GracefulServer``), but an app served
+    by a plain ``uvicorn app:app`` would wait on its streams until a second Ctrl-C. So, while
+    streams are open, one task a process looks every ``POLL`` seconds at whether the server that
+    installed the SIGTERM handler (uvicorn's ``Server.handle_exit``) is exiting, and then ends
+    each stream (``EventStream.server_exiting``: at once, or after its grace).
+    """
+
+    POLL: Final = 0.5
+
+    def __init__(self) -> None:
+        self.streams: dict[EventStream, None] = {}
+        self.task: asyncio.Task[None] | None = None
+
+    def add(self, stream: EventStream, loop: asyncio.AbstractEventLoop) -> None:
+        self.streams[stream] = None
+        if self.task is None or self.task.done() or self.task.get_loop() is not loop:
+            self.task = loop.create_task(self._watch())
+
+    def discard(self, stream: EventStream) -> None:
+        self.streams.pop(stream, None)
+
+    async def _watch(self) -> None:
+        while self.streams:
+            await asyncio.sleep(self.POLL)
+            if _server_exiting():
+                for stream in list(self.streams):
+                    self.discard(stream)
+                    stream.server_exiting()
+        self.task = None
+
+
+def _server_exiting() -> bool:
+    """Whether the server whose bound method handles SIGTERM (uvicorn's ``Server``) is exiting."""
+    handler = signal.getsignal(signal.SIGTERM)
+    return getattr(getattr(handler, "__self__", None), "should_exit", False) is True
+
+
+_exits = _ExitWatch()
 
 
 class Outbox(asyncio.Queue[bytes | None]):

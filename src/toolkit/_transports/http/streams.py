@@ -304,7 +304,8 @@ class Responder:
         modern: bool,
     ) -> None:
         """Carry what the request sends as an SSE stream, its response last; written by this task alone."""
-        sse = EventStream(receive, send, self.sse_ping_seconds)
+        # At a plain uvicorn's shutdown the stream gets the grace period to end by itself, with its response.
+        sse = EventStream(receive, send, self.sse_ping_seconds, grace=self.lifecycle.shutdown_grace)
         store = self.event_store if resumable is not None else None
         stream_id = resumable[0] if resumable is not None else None
         finished = False
@@ -315,7 +316,7 @@ class Responder:
                 assert stream.session is not None
                 priming = await store.open(resumable[0], session_id=stream.session.id, request_id=resumable[1])
                 await sse.send(frame(b"", priming, retry=self.retry_ms, message=False))
-            while not sse.gone:
+            while sse.active:
                 item = stream.take()
                 if item is None:
                     if stream.close_requested:
