@@ -11,6 +11,7 @@ caller's upstream token against the upstream's userinfo endpoint.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
@@ -23,7 +24,7 @@ from tests.http_support import serve
 from tests.support.authserver import READY_TIMEOUT, AuthServer, authserver_available, start_authserver
 from tests.support.consent_login import ConsentingLogin
 from tests.support.oauth_login import query
-from tests.support.processes import free_port
+from tests.support.processes import REPO, free_port
 from tests.support.proxy_flow import ProxyFlow
 from tests.test_auth_real import missing
 
@@ -162,3 +163,23 @@ async def test_an_expired_upstream_token_is_refreshed_upstream(idp: AuthServer) 
             await proxy.upstream_token(access)
     assert after != before
     assert userinfo.json()["sub"] == "alice"
+
+
+async def test_the_mcp_sdk_230_client_logs_in_through_the_proxy(idp: AuthServer) -> None:
+    python = REPO / ".interop" / "py-mcp230" / "bin" / "python"
+    if not python.exists():
+        missing("the mcp 2.3.0 interop venv is missing: scripts/interop --install-only installs it")
+    port = free_port()
+    server, _ = proxied_server(idp, port)
+    async with serve(server, port=port) as running:
+        child = await asyncio.create_subprocess_exec(
+            str(python), str(REPO / "tests" / "support" / "proxy_mcp230_client.py"), "--url", running.url,
+            "--tool", "upstream_me", cwd=REPO, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await child.communicate()
+    assert child.returncode == 0, err.decode()
+    doc = json.loads(out.decode().strip().splitlines()[-1])
+    assert doc["structured"]["subject"] == "alice" and doc["structured"]["upstream"] == "alice"
+    assert doc["consent_pages"] == 1
+    (asked,) = doc["authorizations"]
+    assert asked["code_challenge_method"] == "S256" and asked["resource"] == running.url
