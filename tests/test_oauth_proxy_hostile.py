@@ -463,3 +463,48 @@ async def test_a_rotated_key_stays_accepted_while_published(idp: AuthServer) -> 
     assert rotated.keys.current.algorithm == "ES256"
     with pytest.raises(InvalidToken):
         await dropped.verify(token)
+
+
+async def test_revoking_an_access_token_ends_its_family(idp: AuthServer) -> None:
+    async with proxied(idp) as site:
+        client, other = await site.flow.register(), await site.flow.register()
+        tokens = await site.flow.tokens(client)
+        by_other = await site.flow.http.post(  # another client cannot revoke it
+            f"{site.base}/revoke", data={"token": tokens["access_token"], "client_id": other.client_id}
+        )
+        still = await site.flow.refresh(client, tokens["refresh_token"])
+        revoked = await site.flow.http.post(
+            f"{site.base}/revoke", data={"token": tokens["access_token"], "client_id": client.client_id}
+        )
+        after = await site.flow.refresh(client, still.json()["refresh_token"])
+    assert by_other.status_code == 200 and still.status_code == 200
+    assert revoked.status_code == 200 and after.status_code == 400
+
+
+async def test_a_client_registered_for_client_secret_post_authenticates_in_the_form(idp: AuthServer) -> None:
+    async with proxied(idp) as site:
+        client = await site.flow.register(method="client_secret_post")
+        assert client.client_secret is not None
+        verifier = new_verifier()
+        code = await site.flow.code(client, verifier)
+        form = {"grant_type": "authorization_code", "code": code, "code_verifier": verifier}
+        form |= {"redirect_uri": client.redirect_uri, "client_id": client.client_id}
+        basic = await site.flow.http.post(
+            f"{site.base}/token", data=form, auth=(client.client_id, client.client_secret)
+        )
+        code = await site.flow.code(client, verifier)
+        form |= {"code": code, "client_secret": client.client_secret}
+        posted = await site.flow.http.post(f"{site.base}/token", data=form)
+    assert basic.status_code == 401 and "client_secret_post" in basic.json()["error_description"]  # as registered
+    assert posted.status_code == 200, posted.text
+
+
+async def test_replicas_need_the_keys_given() -> None:
+    from toolkit.auth import OIDC
+    from toolkit.stores import RedisStore
+
+    proxy = OAuthProxy(
+        upstream=OIDC("https://idp.example", "id", "secret"), base_url="https://mcp.example"
+    )  # keys generated
+    with pytest.raises(ValueError, match="signing_key= and encryption_key="):
+        proxy.bind(RedisStore("redis://127.0.0.1:1/0"))
