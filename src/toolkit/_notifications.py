@@ -97,7 +97,7 @@ class Subscribers:
         method = f"notifications/{kind}/list_changed"
         flag = f"{kind}ListChanged"
         deliveries: list[Awaitable[None]] = []
-        shared = {"jsonrpc": "2.0", "method": method}
+        shared = _encoded({"jsonrpc": "2.0", "method": method})
         for session in list(self._sessions):
             if session.closed:
                 self._sessions.discard(session)
@@ -121,7 +121,7 @@ class Subscribers:
         for session in list(self._sessions):
             if session.ready and session.notify is not None and uri in session.subscriptions:
                 if shared is None:
-                    shared = {"jsonrpc": "2.0", "method": method, "params": {"uri": uri}}
+                    shared = _encoded({"jsonrpc": "2.0", "method": method, "params": {"uri": uri}})
                 try:
                     await session.notify(shared)
                 except Exception:
@@ -146,6 +146,13 @@ class Encoded(dict[str, Any]):
 
     __slots__ = ("wire",)
     wire: bytes
+
+
+def _encoded(message: dict[str, Any]) -> Encoded:
+    """``message`` and its JSON, for every legacy session alike (one encoding for a fan-out)."""
+    shared = Encoded(message)
+    shared.wire = to_json(message, inf_nan_mode="null")
+    return shared
 
 
 class _Tagged:
