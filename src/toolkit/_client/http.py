@@ -327,9 +327,7 @@ class HttpTransport:
         pending = PendingRequest(request_id, headers, legacy)
         pending.session = "mcp-session-id" in request_headers
         body = encode(message)
-        # Not for a legacy request yet: its stream's resumption and mid-call questions broke on this
-        # path (conformance: 2025-11-25 sse-retry, elicitation-sep1034-client-defaults).
-        direct = not legacy and self._resolve is not None and self.read_timeout is None
+        direct = self._resolve is not None and self.read_timeout is None
         if direct and await self._send_now(pending, request_headers, body):
             return
         loop = asyncio.get_running_loop()
@@ -479,7 +477,7 @@ class HttpTransport:
         finally:
             await response.aclose()
         if message.get("method") == "notifications/initialized" and not modern:
-            self._listen()
+            await self._listen()
 
     # --- reading a request's answer -------------------------------------------------------------
 
@@ -644,11 +642,15 @@ class HttpTransport:
 
     # --- the legacy GET stream ---------------------------------------------------------------------
 
-    def _listen(self) -> None:
-        """Open the GET stream once the legacy handshake is done (2025-11-25 "Listening for Messages")."""
+    async def _listen(self) -> None:
+        """Open the GET stream once the legacy handshake is done (2025-11-25 "Listening for Messages");
+        return once its request is out, so that the next request follows it."""
         if not self.get_stream or self._listening is not None or self._closed:
             return
-        task = asyncio.get_running_loop().create_task(self._legacy.listen())
+        loop = asyncio.get_running_loop()
+        opened: asyncio.Future[None] = loop.create_future()
+        task = loop.create_task(self._legacy.listen(opened))
         self._listening = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        await asyncio.wait({opened, task}, return_when=asyncio.FIRST_COMPLETED)

@@ -104,9 +104,27 @@ class LegacySession:
 
     # --- the GET stream -------------------------------------------------------------------------
 
-    async def listen(self) -> None:
-        """Read the GET stream (2025-11-25 "Listening for Messages"), reopening it while that brings something."""
+    async def listen(self, opened: asyncio.Future[None] | None = None) -> None:
+        """Read the GET stream (2025-11-25 "Listening for Messages"), reopening it while that brings something.
+
+        ``opened`` is resolved once the first ``GET`` has been written (or could not be), so that
+        the requests after the handshake follow it: a server sees the session's stream opened
+        before them, as the client said it would (conformance: a late ``GET`` looks like a
+        resumption to a server waiting for one).
+        """
+        try:
+            await self._listen(opened)
+        finally:
+            if opened is not None and not opened.done():
+                opened.set_result(None)
+
+    async def _listen(self, opened: asyncio.Future[None] | None) -> None:
         transport = self.transport
+
+        def sent() -> None:
+            if opened is not None and not opened.done():
+                opened.set_result(None)
+
         failures = 0
         last_event_id: str | None = None
         retry = transport.retry_ms
@@ -116,10 +134,12 @@ class LegacySession:
                 headers["last-event-id"] = (LAST_EVENT_ID, last_event_id)
             received = False
             try:
-                response = await transport._http_request("GET", headers, None, transport.read_timeout)
+                response = await transport._http_request("GET", headers, None, transport.read_timeout, sent)
             except HttpError as exc:
                 logger.debug("%s: the GET stream could not be opened: %s", transport.url, exc)
+                sent()
             else:
+                sent()  # a transport without httpcore's trace: the answer has begun
                 try:
                     status = response.status
                     if status == 405:
