@@ -30,6 +30,7 @@ from toolkit._jsonrpc import (
     json_pieces,
 )
 from toolkit._transports.stdio import StdioServer
+from toolkit.middleware import CallNext, McpRequest, Middleware
 
 MODERN = "2026-07-28"
 LEGACY_ERAS = ["2025-11-25", "2025-06-18", "2024-11-05"]
@@ -360,3 +361,36 @@ def test_a_seen_result_always_carries_its_text() -> None:
     result = call_result(CallOutcome(None, value), ToolShape({}, wrapped=True), MODERN)
     assert type(result["content"][0]["text"]) is str
     assert result["content"][0]["text"] == whole(value).decode()
+
+
+class TextReader(Middleware):
+    """Reads every ``tools/call`` result's text as a middleware may (what it sees must be the text)."""
+
+    def __init__(self) -> None:
+        self.texts: list[Any] = []
+
+    async def on_request(self, request: McpRequest, call_next: CallNext[dict[str, Any]]) -> dict[str, Any]:
+        result = await call_next(request)
+        if request.method == "tools/call":
+            self.texts.append(result["content"][0]["text"])
+        return result
+
+
+@pytest.mark.parametrize("version", [MODERN, "2025-11-25"])
+async def test_a_middleware_reads_a_big_results_text_and_the_bytes_stay_the_same(version: str) -> None:
+    server = big_server()
+    reader = TextReader()
+    server.add_middleware(reader)
+    async with MemoryStdio(server, max_message_bytes=1024 * 1024) as stdio:
+        modern = version == MODERN
+        if not modern:
+            await stdio.initialize(version)
+        request_id = stdio.call("get_big", modern=modern)
+        result = await stdio.result(request_id)
+    (text,) = reader.texts
+    assert type(text) is str and text == result["content"][0]["text"]
+    assert pydantic_core.from_json(text) == natural(models(BIG))
+    (line,) = [
+        line for message, line in zip(stdio.messages, stdio.lines, strict=True) if message.get("id") == request_id
+    ]
+    assert line == expected_line(line)
