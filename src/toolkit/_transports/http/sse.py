@@ -38,6 +38,8 @@ def frame(data: bytes, event_id: str | None = None, *, retry: int | None = None,
     ``event: message`` is named when ``message`` (what every MCP event is); a data line break
     (never in toolkit's compact JSON) starts a new ``data:`` line, as the format requires.
     """
+    if event_id is None and message and retry is None and b"\n" not in data and b"\r" not in data:
+        return _MESSAGE + b"data: " + data + b"\r\n\r\n"  # a fan-out's notification: the common case
     parts = [b"id: ", event_id.encode(), b"\r\n"] if event_id is not None else []
     if message:
         parts.append(_MESSAGE)
