@@ -394,3 +394,23 @@ async def test_a_middleware_reads_a_big_results_text_and_the_bytes_stay_the_same
         line for message, line in zip(stdio.messages, stdio.lines, strict=True) if message.get("id") == request_id
     ]
     assert line == expected_line(line)
+
+
+async def test_a_cancellation_while_a_big_reply_is_written_does_not_cut_its_line() -> None:
+    server = big_server()
+    pipe = SlowPipe()
+    stdio = StdioServer(server.engine, pipe.write, running=server.running)
+    result = outcome_result(natural(models(BIG)), MODERN)
+    finishing = asyncio.create_task(stdio._finish(Reply(encode_result(7, result))))
+    async with asyncio.timeout(10):  # a hang guard only
+        while pipe.writes < 2:
+            await asyncio.sleep(0)
+    finishing.cancel()  # the client's notifications/cancelled, arriving as the answer goes out
+    with pytest.raises(asyncio.CancelledError):
+        await finishing
+    await stdio._finish(Reply(encode_result(8, outcome_result([1], MODERN))))  # waits for the big one
+    await stdio.lifecycle.drain()
+    big, small, end = bytes(pipe.data).split(b"\n")
+    assert big == whole({"jsonrpc": "2.0", "id": 7, "result": result})
+    assert pydantic_core.from_json(small)["id"] == 8
+    assert end == b""

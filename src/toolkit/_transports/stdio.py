@@ -135,12 +135,23 @@ class StdioServer:
     async def _finish(self, reply: Reply | None) -> None:
         if reply is None:  # cancelled by the client, and the spec says no response
             return
-        if not reply.streamed and not self._streaming.locked():
-            await self._write(reply.body + b"\n")
+        if not reply.streamed and not self._streaming.locked() and len(reply.body) <= _WRITE_CHUNK:
+            await self._write(reply.body + b"\n")  # handed to the pipe's transport whole, before any await
             return
-        # A big result: each piece written while the next is made, never the whole response at
-        # once; nothing else is written between two pieces.
+        # Written in awaits: a cancellation of the request (its client's, or the drain's) must not
+        # cut the line, or every message after it is garbage. The write is a task of its own, and
+        # the drain waits for it.
+        writing = asyncio.get_running_loop().create_task(self._write_reply(reply))
+        self.lifecycle.track(writing)
+        await asyncio.shield(writing)
+
+    async def _write_reply(self, reply: Reply) -> None:
+        """A big reply, piece by piece (each written while the next is made), nothing else between them;
+        or a whole body, after the big reply being written."""
         async with self._streaming:
+            if not reply.streamed:  # a whole body (with its newline: measured lower than two writes)
+                await self._write(reply.body + b"\n")
+                return
             written = False
             try:
                 for piece in reply.pieces():
