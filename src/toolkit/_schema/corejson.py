@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import collections.abc
 import contextlib
+import functools
 import inspect
 import math
 import re
+from collections.abc import Callable
 from enum import Enum
 from typing import Any, Final
 
@@ -25,6 +27,7 @@ from pydantic import BaseModel
 
 from .._errors import Unsupported
 from .._types import REF_PREFIX, JsonSchema, Mode
+from . import translated
 from .keywords import REFERENCE_KEYWORDS, children
 
 TAG_MARK: Final = "x-toolkit-tag"
@@ -79,6 +82,7 @@ def _normalize(name: str) -> str:
     return re.sub(r"[^a-zA-Z0-9.\-_]", "_", name).replace(".", "__")
 
 
+@functools.lru_cache(maxsize=4096)
 def _short_name(core_ref: str) -> str:
     components = re.split(r"([\][,])", core_ref)
     components = [part.rsplit(":", 1)[0] for part in components]
@@ -151,19 +155,61 @@ class Translator:
             return self._annotated(core)
         name = self._name(core_ref)
         reference = {"$ref": REF_PREFIX + name}
-        if name in self.defs or core_ref in self._in_progress:
+        frames = self._frames
+        if frames:
+            frames[-1].children.append((core_ref, core))
+        if name in self.defs:
             return reference
+        if core_ref in self._in_progress:
+            self._depends_on(core_ref)
+            return reference
+        cls = core.get("cls")
+        kept = translated.find(core_ref, self.mode, cls) if cls is not None else None
+        frame = _Frame(core_ref)
+        frames.append(frame)
         self._in_progress.add(core_ref)
         try:
-            self.defs[name] = self._annotated(core)
+            if kept is not None and self._replay(core_ref, kept):
+                self.defs[name] = kept.body  # shared: see _schema/translated.py
+                return reference
+            frame.children = []
+            body = self.defs[name] = self._annotated(core)
+            if not frame.tainted and cls is not None:
+                translated.keep(core_ref, self.mode, translated.Translated(body, frame.children, cls))
         finally:
             self._in_progress.discard(core_ref)
+            frames.pop()
         return reference
 
+    def _replay(self, core_ref: str, kept: translated.Translated) -> bool:
+        """Meet the classes a kept definition refers to, in its order, as translating it would.
+
+        ``False`` when one is being translated further up this document (the kept body was made
+        without that): the definition is then translated afresh.
+        """
+        for child_ref, child in kept.children:
+            if child_ref == core_ref or self._name(child_ref) in self.defs:
+                self._frames[-1].children.append((child_ref, child))
+                continue
+            if child_ref in self._in_progress:
+                return False
+            self.node(child)
+        return True
+
+    def _depends_on(self, core_ref: str) -> None:
+        """A reference to ``core_ref``, still being translated: the definitions begun after it are not
+        complete in themselves, so they are not kept."""
+        for frame in reversed(self._frames):
+            if frame.core_ref == core_ref:
+                break
+            frame.tainted = True
+
     _in_progress: set[str]
+    _frames: list[_Frame]
 
     def translate(self, core: dict[str, Any]) -> JsonSchema:
         self._in_progress = set()
+        self._frames = []
         return self.document(core)
 
     def _annotated(self, core: dict[str, Any]) -> JsonSchema:
@@ -192,10 +238,10 @@ class Translator:
 
     def _body(self, core: dict[str, Any]) -> JsonSchema:
         kind = core.get("type")
-        method = getattr(self, "_" + str(kind).replace("-", "_"), None)
+        method = _METHODS.get(kind)
         if method is None:
-            raise Unsupported
-        result: JsonSchema = method(core)
+            method = _METHODS[kind] = getattr(Translator, "_" + str(kind).replace("-", "_"), _unsupported)
+        result: JsonSchema = method(self, core)
         return result
 
     # --- scalars ----------------------------------------------------------------------------
@@ -376,6 +422,8 @@ class Translator:
         return self.node(core["schema"])
 
     def _definition_ref(self, core: dict[str, Any]) -> JsonSchema:
+        for frame in self._frames:  # a definition met elsewhere in this core schema: keep none of these
+            frame.tainted = True
         return {"$ref": REF_PREFIX + self._name(core["schema_ref"])}
 
     # --- classes ----------------------------------------------------------------------------
@@ -518,6 +566,25 @@ class Translator:
 
 
 _MISSING: Final = object()
+
+
+def _unsupported(translator: Translator, core: dict[str, Any]) -> JsonSchema:
+    raise Unsupported
+
+
+# A core schema type -> the Translator method for it (``_unsupported`` when it has none).
+_METHODS: dict[Any, Callable[[Translator, dict[str, Any]], JsonSchema]] = {}
+
+
+class _Frame:
+    """A class definition being translated: the class references met inside it, whether it may be kept."""
+
+    __slots__ = ("children", "core_ref", "tainted")
+
+    def __init__(self, core_ref: str) -> None:
+        self.core_ref = core_ref
+        self.children: list[tuple[str, dict[str, Any]]] = []
+        self.tainted = False
 
 
 def _flat_any_of(schemas: list[JsonSchema]) -> JsonSchema:

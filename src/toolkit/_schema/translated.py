@@ -1,0 +1,66 @@
+"""Class schemas ``corejson`` has translated, kept for the next document that holds them.
+
+A server's tools share their models: ``Customer`` sits inside fifty tools' schemas, and each of
+those documents used to translate it again. A translated definition is the same in every
+document (its name and body depend only on the class and the mode), so ``corejson`` keeps it here
+with the classes it refers to, in the order it met them, and replays that: each definition is
+added exactly where a fresh translation would add it (``tests/test_cold_start.py`` compares the
+bytes with an empty store).
+
+An entry is used only for the very class object it came from, as long as that class keeps the
+core schema it had (``model_rebuild`` gives it another), so neither a new class of the same name at
+the same address nor a rebuilt one can meet a stale translation. The store is bounded.
+
+A kept body is the very object of the first document that held it, and of every later one: the
+subschemas of generated schemas are shared and never changed (``hints.type_schema``), except by
+``hints.tidy``, which runs on each document as it is made and leaves a tidied node as it is (the
+tag marks it consumes are gone, the ``oneOf``/``anyOf`` choice comes out the same again).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .._types import JsonSchema, Mode
+
+_MAX: Final = 4096
+
+
+class Translated:
+    """One class's definition in one mode, and the classes it refers to, in order."""
+
+    __slots__ = ("body", "children", "cls", "core_schema")
+
+    def __init__(self, body: JsonSchema, children: list[tuple[str, dict[str, Any]]], cls: Any) -> None:
+        self.body = body
+        self.children = tuple(children)
+        """(core ref, core schema) of each class reference met while translating, repeats included."""
+        self.cls = cls
+        self.core_schema = _own_schema(cls)
+
+    def fits(self, cls: Any) -> bool:
+        return cls is self.cls and _own_schema(cls) is self.core_schema
+
+
+def _own_schema(cls: Any) -> Any:
+    return getattr(cls, "__dict__", {}).get("__pydantic_core_schema__")
+
+
+_STORE: dict[tuple[str, Mode], Translated] = {}
+
+
+def find(core_ref: str, mode: Mode, cls: Any) -> Translated | None:
+    """The translation of the class ``cls`` (whose core ref is ``core_ref``) in ``mode``, if kept."""
+    entry = _STORE.get((core_ref, mode))
+    return entry if entry is not None and entry.fits(cls) else None
+
+
+def keep(core_ref: str, mode: Mode, entry: Translated) -> None:
+    if len(_STORE) >= _MAX:
+        _STORE.clear()
+    _STORE[(core_ref, mode)] = entry
+
+
+def forget() -> None:
+    """Empty the store (tests compare with fresh translations)."""
+    _STORE.clear()
