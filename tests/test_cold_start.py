@@ -29,8 +29,9 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from test_corejson import CORPUS, FALLBACK, ROOT, bench_hints
-from toolkit import Server
-from toolkit._schema import cores, hints
+from toolkit import SchemaError, Server
+from toolkit._schema import cores, hints, translated
+from toolkit._schema.checks import check_schema, check_uncompiled
 from toolkit.testing import Client
 
 EXAMPLES = sorted(
@@ -45,12 +46,19 @@ def both_paths(hint: Any, mode: Any) -> tuple[str, str]:
 
     As ``type_schema`` does first, a ``Field`` that only describes is peeled off (it goes on top
     of the type's shared schema, the same way on both paths).
+
+    The assembled path runs with whatever translations ``corejson`` kept from earlier hints (a
+    warm ``_schema/translated.py``), the TypeAdapter path with none kept: a replayed definition
+    must be the very bytes of a fresh translation.
     """
     hint = hints.peel(hint)[0]
     assembled = json.dumps(hints._generate(hint, mode))
+    warm = dict(translated._STORE)
+    translated.forget()
     # A TypeAdapter of its own: the shared ones are cached by hint, and typing counts
     # ``Union[bool, int]`` equal to ``Union[int, bool]`` (same hash), whose order pydantic keeps.
     adapted = json.dumps(hints.adapter_schema(pydantic.TypeAdapter(hint), mode))
+    translated._STORE.update(warm)  # warm again for the next hint
     return assembled, adapted
 
 
@@ -251,3 +259,96 @@ async def test_a_first_result_in_the_wrong_shape_is_converted_through_the_hint()
         result = await client.call_tool("one", {})
         assert not result.get("isError"), result
         assert result["structuredContent"] == {"id": 5, "tags": []}
+
+
+# --- checked at registration, compiled by the first call ------------------------------------------
+
+
+def refusal_tables() -> list[tuple[Any, str]]:
+    """Every schema ``tests/test_mutation_checks.py`` shows refused, with what ``check_schema`` says."""
+    import test_mutation_checks as checks
+
+    cases: list[tuple[Any, str]] = []
+    for test in (checks.test_what_a_refused_schema_is_told, checks.test_what_is_not_json_is_refused_in_toolkits_words):
+        for mark in test.pytestmark:  # type: ignore[attr-defined]
+            if mark.name == "parametrize":
+                cases.extend((case[0], case[1]) for case in mark.args[1])
+    return cases
+
+
+@pytest.mark.parametrize(("schema", "message"), refusal_tables())
+def test_a_schema_checked_uncompiled_is_refused_in_the_same_words(schema: Any, message: str) -> None:
+    with pytest.raises(SchemaError) as compiled_now:
+        check_schema(schema, what="schema")
+    with pytest.raises(SchemaError) as compiled_later:
+        check_uncompiled(schema, what="schema")
+    assert str(compiled_later.value) == str(compiled_now.value)
+    assert str(compiled_later.value).startswith(message)
+    assert compiled_later.value.pointer == compiled_now.value.pointer
+
+
+class OddPattern(BaseModel):
+    value: Annotated[str, Field(json_schema_extra={"pattern": "("})]
+
+
+class OddKeys(BaseModel):
+    value: Annotated[dict[str, int], Field(json_schema_extra={"patternProperties": {"(": {"type": "integer"}}})]
+
+
+def test_a_regex_only_the_validator_refuses_still_fails_the_decoration() -> None:
+    server = Server("cold")
+    refused = 'tool {!r}: input schema cannot be compiled: "(" is not a "regex"'
+
+    async def take_pattern(odd: OddPattern) -> int:
+        return 1
+
+    async def take_keys(odd: OddKeys) -> int:
+        return 1
+
+    for fn in (take_pattern, take_keys):
+        with pytest.raises(SchemaError) as error:
+            server.add_tool(fn)
+        assert str(error.value).startswith(refused.format(fn.__name__) + f" [tool {fn.__name__}() in ")
+
+
+def test_a_value_that_is_not_json_still_fails_the_decoration() -> None:
+    server = Server("cold")
+
+    async def odd_example(n: Annotated[int, Field(examples=[b"x"])]) -> int:
+        return n
+
+    with pytest.raises(SchemaError) as error:
+        server.add_tool(odd_example)
+    assert str(error.value).startswith(
+        "tool 'odd_example': input schema cannot be compiled: Unsupported type: 'bytes' [tool odd_example() in "
+    )
+
+
+async def test_the_validators_are_compiled_by_the_first_call_and_kept() -> None:
+    server = Server("cold")
+
+    @server.tool
+    async def pick(items: list[Item]) -> list[Item]:
+        return items
+
+    tool = server.tools["pick"]
+    assert "_input_validator" not in vars(tool)
+    assert "_output_validator" not in vars(tool)
+    async with Client(server) as client:
+        result = await client.call_tool("pick", {"items": [{"id": 4}]})
+        assert result["structuredContent"] == [{"id": 4, "tags": []}]
+        validator = vars(tool)["_input_validator"]
+        assert vars(tool)["_output_validator"] is not None
+        refused = await client.call_tool("pick", {"items": "no"})
+        assert refused["isError"]
+        assert vars(tool)["_input_validator"] is validator
+
+
+def test_a_hand_written_schema_is_compiled_at_registration() -> None:
+    server = Server("cold")
+
+    @server.tool(input_schema={"type": "object", "properties": {"a": {"type": "integer"}}})
+    async def given(a: int) -> int:
+        return a
+
+    assert "_input_validator" in vars(server.tools["given"])

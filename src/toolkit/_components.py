@@ -11,14 +11,14 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Protocol, TypeVar, cast
 
 import pydantic_core
 
 from ._content import NO_STRUCTURED, CallOutcome, Text, ToolResult, is_content, to_blocks
 from ._errors import NotSerializable, OutputInvalid, SchemaError
 from ._functions import declared_scopes
-from ._schema.checks import LazyValidator, Validates, check_schema, describe_errors
+from ._schema.checks import LazyValidator, Validates, check_schema, check_uncompiled, compiled, describe_errors
 from ._schema.headers import header_params
 
 if TYPE_CHECKING:
@@ -91,6 +91,33 @@ class CallContext(Protocol):
     async def log(self, level: Any, data: Any, *, logger: str | None = None) -> None: ...
 
 
+V = TypeVar("V", bound="Validates | None")
+
+
+class _FirstUse(Generic[V]):
+    """A tool's validator, compiled by its first use and kept as the instance's own attribute.
+
+    A non-data descriptor: once the instance has the attribute, Python finds it before this, so
+    only the first call pays for the laziness.
+    """
+
+    def __init__(self, schema_attribute: str, *, assert_formats: bool = False) -> None:
+        self._schema_attribute = schema_attribute
+        self._assert_formats = assert_formats
+        self._name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> V:
+        if instance is None:
+            raise AttributeError(self._name)
+        schema = getattr(instance, self._schema_attribute)
+        validator: Any = None if schema is None else compiled(schema, assert_formats=self._assert_formats)
+        instance.__dict__[self._name] = validator
+        return cast("V", validator)
+
+
 class ToolBase:
     """A tool as the engine serves it. Subclass it and write ``call`` for a tool that is not a function.
 
@@ -121,7 +148,10 @@ class ToolBase:
         tags: Iterable[str] | None = None,
         task: TaskSupport = "forbidden",
         max_argument_depth: int = 64,
+        compile_later: bool = False,
     ) -> None:
+        """``compile_later``: the schemas were generated from type hints; they are checked now (every
+        refusal as usual) and their validators compiled by the first call that needs one."""
         self.name = name
         self._what = f"tool {name!r}"
         self.title = title
@@ -144,9 +174,13 @@ class ToolBase:
         self.max_argument_depth = max_argument_depth
         self.input_schema = dict(input_schema)
         lazy = self.compile_on_first_use
-        self._input_validator: Validates = check_schema(
-            self.input_schema, what=f"{self._what}: input schema", assert_formats=True, remember=not lazy
-        )
+        later = compile_later and not lazy
+        if later:  # the validator: made on first use (_FirstUse)
+            check_uncompiled(self.input_schema, what=f"{self._what}: input schema", assert_formats=True)
+        else:
+            self._input_validator = check_schema(
+                self.input_schema, what=f"{self._what}: input schema", assert_formats=True, remember=not lazy
+            )
         if lazy:
             self._input_validator = LazyValidator(self.input_schema, assert_formats=True)
         if self.input_schema.get("type") != "object":
@@ -157,8 +191,11 @@ class ToolBase:
         self.header_params = header_params(self.input_schema, self._what)
         """``x-mcp-header`` name → property path, for the HTTP transport to check."""
         self.output_schema = dict(output_schema) if output_schema is not None else None
-        self._output_validator: Validates | None = None
-        if self.output_schema is not None:
+        if self.output_schema is None:
+            self._output_validator = None
+        elif later:
+            check_uncompiled(self.output_schema, what=f"{self._what}: output schema")
+        else:
             # Every structured result is checked against the advertised schema: a client that
             # validates would reject what we sent.
             self._output_validator = check_schema(
@@ -166,6 +203,10 @@ class ToolBase:
             )
             if lazy:
                 self._output_validator = LazyValidator(self.output_schema)
+
+    # Left to their first use when compile_later: the instance attribute, once set, hides these.
+    _input_validator: _FirstUse[Validates] = _FirstUse("input_schema", assert_formats=True)
+    _output_validator: _FirstUse[Validates | None] = _FirstUse("output_schema")
 
     async def call(self, arguments: dict[str, Any], context: CallContext) -> CallOutcome:
         """Run the tool; failures the model should see come back as ``CallOutcome.error(...)``."""

@@ -195,6 +195,8 @@ class Tool(ToolBase):
             tags=declared_tags(options.get("tags"), f"tool {name!r} ({info.name}() in {where_defined(fn)})"),
             task=options.get("task", "forbidden"),
             max_argument_depth=max_argument_depth,
+            # generated from the hints: compiled by the first call (a hand-written one now, as given)
+            compile_later=options.get("input_schema") is None and options.get("output_schema") is None,
         )
         self.task_start = task_start
 

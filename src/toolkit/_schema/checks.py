@@ -9,12 +9,14 @@ unknown ``$schema`` URL.
 
 from __future__ import annotations
 
+import functools
 import marshal
 import urllib.parse
 from collections.abc import Iterable, Iterator
 from typing import Any, Final, Protocol
 
 import jsonschema_rs
+import pydantic_core
 
 from .._errors import SchemaError
 from .keywords import (
@@ -128,13 +130,11 @@ def check_schema(
     one checked with ``remember=False`` (a component that keeps no compiled validator until it is
     used: an OpenAPI document's thousand schemas would otherwise stay compiled here).
     """
-    try:
-        key: bytes | None = marshal.dumps((schema, assert_formats)) if remember else None
-    except ValueError:  # not plain data (a custom class somewhere): checked every time
-        key = None
+    key = _key(schema, assert_formats) if remember else None
     if key is not None and (validator := _CHECKED.get(key)) is not None:
         return validator
     validator = _check_schema(schema, what=what, assert_formats=assert_formats)
+    assert validator is not None
     if key is not None:
         if len(_CHECKED) >= _CHECKED_MAX:
             _CHECKED.clear()
@@ -145,9 +145,78 @@ def check_schema(
 # Schemas that passed check_schema, by marshal.dumps((schema, assert_formats)): their validators.
 _CHECKED: dict[bytes, jsonschema_rs.Validator] = {}
 _CHECKED_MAX: Final = 1024
+# Schemas that passed check_uncompiled (same keys), not compiled yet.
+_PASSED: set[bytes] = set()
 
 
-def _check_schema(schema: Any, *, what: str, assert_formats: bool) -> jsonschema_rs.Validator:
+def _key(schema: Any, assert_formats: bool) -> bytes | None:
+    try:
+        return marshal.dumps((schema, assert_formats))
+    except ValueError:  # not plain data (a custom class somewhere): checked every time
+        return None
+
+
+def check_uncompiled(schema: Any, *, what: str, assert_formats: bool = False) -> None:
+    """``check_schema``'s checks and refusals, in the same words, without compiling the validator.
+
+    For schemas toolkit generated from type hints, whose validator only a call needs (``compiled``
+    makes it then): a server of hundreds of tools starts without compiling them. What only the
+    compiler would refuse that the checks let through is a regular expression (a ``pattern``, a
+    ``patternProperties`` name), compiled here alone (once per process), or a value that is not
+    JSON (bytes, a set, an ``int`` key: ``_plain_json``); either has the whole schema compiled, so
+    the refusal is ``check_schema``'s, word for word.
+    """
+    key = _key(schema, assert_formats)
+    if key is not None and (key in _PASSED or key in _CHECKED):
+        return
+    regexes: list[Any] = []
+    _check_schema(schema, what=what, assert_formats=assert_formats, regexes=regexes)
+    if key is not None:
+        if len(_PASSED) >= _CHECKED_MAX:
+            _PASSED.clear()
+        _PASSED.add(key)
+
+
+def compiled(schema: Any, *, assert_formats: bool = False) -> jsonschema_rs.Validator:
+    """The validator of a schema that passed ``check_uncompiled``: compiled once, shared by equal schemas."""
+    key = _key(schema, assert_formats)
+    validator = _CHECKED.get(key) if key is not None else None
+    if validator is None:
+        validator = compile_validator(schema, assert_formats=assert_formats)
+        if key is not None:
+            if len(_CHECKED) >= _CHECKED_MAX:
+                _CHECKED.clear()
+            _CHECKED[key] = validator
+    return validator
+
+
+def _plain_json(schema: Any) -> bool:
+    """Whether ``schema`` is made of JSON values only (str keys, no bytes, sets, tuples, NaN, objects):
+    what the compiler refuses besides a bad regex. It comes back equal from its JSON only then."""
+    try:
+        return bool(pydantic_core.from_json(pydantic_core.to_json(schema)) == schema)
+    except (pydantic_core.PydanticSerializationError, ValueError, TypeError, RecursionError):
+        return False
+
+
+def _regex_compiles(regex: Any) -> bool:
+    return isinstance(regex, str) and _compiles(regex)
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiles(regex: str) -> bool:
+    try:
+        compile_validator({"pattern": regex})
+    except (jsonschema_rs.ValidationError, ValueError, TypeError):
+        return False
+    return True
+
+
+def _check_schema(
+    schema: Any, *, what: str, assert_formats: bool, regexes: list[Any] | None = None
+) -> jsonschema_rs.Validator | None:
+    """The checks, then the compiled validator; with ``regexes`` (a list), the regular expressions
+    collected into it and compiled alone, the schema compiled only if one fails (and ``None``)."""
     if not isinstance(schema, dict):
         raise SchemaError(f"{what} must be a JSON object (a dict), not {type(schema).__name__}")
     count = 0
@@ -173,7 +242,11 @@ def _check_schema(schema: Any, *, what: str, assert_formats: bool) -> jsonschema
         base = resources.enter(node, trail, base, what)
         for keyword, value in node.items():
             if keyword in SCHEMA_KEYWORDS:
+                if keyword == "patternProperties" and regexes is not None and isinstance(value, dict):
+                    regexes.extend(value)
                 continue
+            if keyword == "pattern" and regexes is not None:
+                regexes.append(value)
             if keyword in REFERENCE_KEYWORDS:
                 if not isinstance(value, str):
                     raise _elsewhere(what, keyword, value, trail, None)
@@ -208,6 +281,8 @@ def _check_schema(schema: Any, *, what: str, assert_formats: bool) -> jsonschema
         raise SchemaError(f"{what} is not a valid JSON Schema at '{pointer}': {exc.message}", pointer=pointer) from None
     except unusable as exc:
         raise SchemaError(f"{what} cannot be compiled: {exc}") from None
+    if regexes is not None and _plain_json(schema) and all(_regex_compiles(regex) for regex in regexes):
+        return None
     try:
         return compile_validator(schema, assert_formats=assert_formats)
     except (jsonschema_rs.ValidationError, *unusable) as exc:
