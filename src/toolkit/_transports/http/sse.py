@@ -241,3 +241,6 @@ class Outbox(asyncio.Queue[bytes | None]):
 
     def empty(self) -> bool:
         return not self.items
+
+    def __repr__(self) -> str:  # asyncio.Queue's reads the machinery this one does not build
+        return f"<Outbox: {len(self.items)} waiting>"
