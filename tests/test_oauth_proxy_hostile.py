@@ -309,7 +309,7 @@ async def test_the_access_token_names_the_resource_and_carries_no_upstream_token
     assert access.claims["aud"] == f"{site.base}/mcp" and access.subject == "alice"
     assert access.client_id == client.client_id
     assert upstream not in json.dumps(tokens)  # the upstream's token never reaches the MCP client
-    assert set(tokens) == {"access_token", "token_type", "expires_in", "refresh_token", "scope"}
+    assert set(tokens) == {"access_token", "token_type", "expires_in", "refresh_token"}  # no scope asked, none given
 
 
 # --- registration -----------------------------------------------------------------------------------

@@ -176,7 +176,11 @@ class AuthorizationFlow:
         if taken.record is None:
             return ErrorPage(400, "Unknown sign-in", "This sign-in was already finished. Start again.")
         back = record["redirect_uri"], record["state"]
-        metadata = await proxy.upstream.metadata()
+        try:
+            metadata = await proxy.upstream.metadata()  # fetched here too when another replica sent the user
+        except (OAuthError, VerifierUnavailable) as exc:
+            logger.warning("the identity provider cannot be used: %s", exc)
+            return self.back_to_client(*back, error="temporarily_unavailable", error_description="try again later")
         iss = params.get("iss")
         if (iss is not None and iss != proxy.upstream.issuer) or (
             iss is None and metadata.authorization_response_iss_parameter_supported

@@ -187,13 +187,14 @@ class TokenIssuer:
         refresh = new_secret()
         refresh_record = {"grant": grant_id, "client_id": grant["client_id"], "scopes": list(scopes)}
         await proxy.grants.put("refresh", fingerprint(refresh), refresh_record, ttl=proxy.refresh_token_ttl)
-        body = {
+        body: dict[str, Any] = {
             "access_token": proxy.keys.sign(claims),
             "token_type": "Bearer",
             "expires_in": int(proxy.access_token_ttl),
             "refresh_token": refresh,
-            "scope": " ".join(scopes),
         }
+        if scopes:  # RFC 6749 §5.1: absent when nothing in particular was granted
+            body["scope"] = " ".join(scopes)
         return JsonAnswer(200, body, NO_STORE)
 
     async def revoke_grant(self, grant_id: str, why: str) -> None:
