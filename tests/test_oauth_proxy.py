@@ -30,7 +30,8 @@ from tests.test_auth_real import missing
 
 from toolkit import Context, Server
 from toolkit.auth import OIDC, OAuthProxy, UpstreamLoginRequired, UpstreamToken
-from toolkit.client import Client, OAuth, ToolCallFailed
+from toolkit.client import Client, OAuth
+from toolkit.testing import Client as MemoryClient
 
 pytestmark = pytest.mark.timeout(READY_TIMEOUT + 120)
 
@@ -112,6 +113,7 @@ async def test_the_metadata_and_the_key_set_are_public(idp: AuthServer) -> None:
         keys = (await http.get(metadata["jwks_uri"])).json()
         resource = (await http.get(f"{running.base}/.well-known/oauth-protected-resource/mcp")).json()
         challenge = await http.post(running.url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        head = await http.head(f"{running.base}/.well-known/oauth-authorization-server")
 
     assert metadata["issuer"] == running.base
     assert metadata["code_challenge_methods_supported"] == ["S256"]
@@ -122,18 +124,16 @@ async def test_the_metadata_and_the_key_set_are_public(idp: AuthServer) -> None:
     assert resource["authorization_servers"] == [running.base]
     assert resource["resource"] == running.url
     assert challenge.status_code == 401
+    assert head.status_code == 200 and head.content == b""
 
 
 async def test_a_tool_without_an_upstream_login_says_so(idp: AuthServer) -> None:
     port = free_port()
     server, _ = proxied_server(idp, port)
-    from toolkit.testing import Client as MemoryClient
-
     async with MemoryClient(server) as client:  # in process: no token at all
         reply = await client.call_tool("upstream_me")
     assert reply["isError"] is True
     assert "no token toolkit issued" in reply["content"][0]["text"]
-    assert ToolCallFailed  # the public error a toolkit.Client raises for such a result
 
 
 async def expire_upstream(proxy: OAuthProxy, grant_id: str, **changes: Any) -> None:

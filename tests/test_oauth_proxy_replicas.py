@@ -83,3 +83,21 @@ async def test_a_login_started_on_one_replica_finishes_on_another(idp: AuthServe
             await on_a.aclose()
     assert refreshed.status_code == 200
     assert result.data["subject"] == "alice" and result.data["upstream"] == "alice"
+
+
+async def test_a_store_outage_is_a_503_to_retry(idp: AuthServer) -> None:
+    require("redis-server")
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    port = free_port()
+    with redis_server() as redis:
+        server = replica(idp, port, redis.url, key, base64.b64encode(os.urandom(32)).decode())
+        async with serve(server, port=port) as running, httpx.AsyncClient(timeout=TIMEOUT) as http:
+            flow = ProxyFlow(running.base, http)
+            client = await flow.register()
+            redis.stop()
+            refused = await flow.refresh(client, "some-refresh-token")
+            await flow.aclose()
+    assert refused.status_code == 503, refused.text
+    assert refused.json()["error"] == "temporarily_unavailable" and refused.headers["retry-after"] == "5"

@@ -18,6 +18,7 @@ import html
 import json
 import re
 import sys
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
@@ -26,30 +27,15 @@ import httpx2 as httpx
 from mcp import Client
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import OAuthClientMetadata
 from pydantic import AnyUrl
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "interop" / "drivers"))
+from oauth_py import MemoryStorage  # the interop driver's TokenStorage, from its own directory
 
 REDIRECT_URI = "http://localhost:33419/callback"  # nothing listens: the browser stops at the redirect
 FIELD = re.compile(r'<input type="hidden" name="(pending|csrf)" value="([^"]*)">')
 ACTION = re.compile(r'<form method="post" action="([^"]+)">')
-
-
-class Storage:
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client_info: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client_info
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client_info = client_info
 
 
 def query(url: str) -> dict[str, str]:
@@ -111,7 +97,7 @@ async def main() -> int:
             grant_types=["authorization_code", "refresh_token"],
             response_types=["code"],
         ),
-        storage=Storage(),
+        storage=MemoryStorage(),
         redirect_handler=browser.redirect_handler,
         callback_handler=browser.callback_handler,
     )

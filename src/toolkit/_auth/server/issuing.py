@@ -52,6 +52,8 @@ VERIFIER_CHARACTERS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn
 REGISTRATION_SECONDS: Final = 180 * 24 * 3600.0
 """How long a dynamically registered client is kept (clients register again when told it is unknown)."""
 GRANT_TYPES: Final = frozenset({"authorization_code", "refresh_token"})
+CODE_TOMBSTONE_SECONDS: Final = 600.0
+"""How long a used code is remembered as used (longer than it lives: a replay within it revokes)."""
 
 
 class TokenIssuer:
@@ -104,20 +106,39 @@ class TokenIssuer:
             return await self._refresh(form, client)
         return oauth_error(400, "unsupported_grant_type", "use authorization_code or refresh_token")
 
-    async def _code(self, form: Mapping[str, str], client: DownstreamClient) -> JsonAnswer:
-        grants = self.proxy.grants
-        code = form.get("code")
-        if not code:
-            return oauth_error(400, "invalid_request", "code is missing")
-        taken = await grants.take("code", fingerprint(code), tombstone_ttl=600.0)
+    async def _take(
+        self, kind: str, field: str, form: Mapping[str, str], client: DownstreamClient, what: str, ttl: float
+    ) -> dict[str, Any] | JsonAnswer:
+        """The code's or refresh token's record, once, for ``client``; a second use, or another
+        client's, revokes the grant it belongs to (a copy was stolen: OAuth 2.1 §4.1.3, §4.3.1)."""
+        secret = form.get(field)
+        if not secret:
+            return oauth_error(400, "invalid_request", f"{field} is missing")
+        taken = await self.proxy.grants.take(kind, fingerprint(secret), tombstone_ttl=ttl)
         if taken.record is None:
             if taken.reused and taken.grant:
-                await self.revoke_grant(taken.grant, "an authorization code was used twice")
-            return oauth_error(400, "invalid_grant", "the code is unknown, expired or already used")
-        record = taken.record
-        if record["client_id"] != client.client_id:
-            await self.revoke_grant(record["grant"], "a code was presented by another client")
-            return oauth_error(400, "invalid_grant", "the code was issued to another client")
+                await self.revoke_grant(taken.grant, f"{what} was used twice")
+            return oauth_error(400, "invalid_grant", f"{what} is unknown, expired, revoked or already used")
+        if taken.record["client_id"] != client.client_id:
+            await self.revoke_grant(taken.record["grant"], f"{what} was presented by another client")
+            return oauth_error(400, "invalid_grant", f"{what} was issued to another client")
+        return taken.record
+
+    def _resource_refused(self, form: Mapping[str, str], authorized: str) -> JsonAnswer | None:
+        """A token request's ``resource`` (RFC 8707 §2.2), when given, names the resource authorized."""
+        if "resource" not in form:
+            return None
+        try:
+            if self.proxy.check_resource(form["resource"]) == authorized:
+                return None
+        except ValueError:
+            pass
+        return oauth_error(400, "invalid_target", "resource is not the one authorized")
+
+    async def _code(self, form: Mapping[str, str], client: DownstreamClient) -> JsonAnswer:
+        record = await self._take("code", "code", form, client, "the code", CODE_TOMBSTONE_SECONDS)
+        if isinstance(record, JsonAnswer):
+            return record
         if form.get("redirect_uri") != record["redirect_uri"]:
             return oauth_error(400, "invalid_grant", "redirect_uri must be the one of the authorization request")
         verifier = form.get("code_verifier")
@@ -127,32 +148,20 @@ class TokenIssuer:
             return oauth_error(400, "invalid_grant", "code_verifier is not 43 to 128 unreserved characters")
         if not hmac.compare_digest(s256_challenge(verifier), record["code_challenge"]):
             return oauth_error(400, "invalid_grant", "code_verifier does not match the code_challenge")
-        if "resource" in form:
-            try:
-                if self.proxy.check_resource(form["resource"]) != record["resource"]:
-                    raise ValueError(form["resource"])
-            except ValueError:
-                return oauth_error(400, "invalid_target", "resource is not the one authorized")
-        grant = await grants.get("grant", record["grant"])
+        refused = self._resource_refused(form, record["resource"])
+        if refused is not None:
+            return refused
+        grant = await self.proxy.grants.get("grant", record["grant"])
         if grant is None:
             return oauth_error(400, "invalid_grant", "the login behind this code was revoked")
         return await self._issue(record["grant"], grant, tuple(record["scopes"]))
 
     async def _refresh(self, form: Mapping[str, str], client: DownstreamClient) -> JsonAnswer:
-        grants = self.proxy.grants
-        token = form.get("refresh_token")
-        if not token:
-            return oauth_error(400, "invalid_request", "refresh_token is missing")
-        taken = await grants.take("refresh", fingerprint(token), tombstone_ttl=self.proxy.refresh_token_ttl)
-        if taken.record is None:
-            if taken.reused and taken.grant:
-                await self.revoke_grant(taken.grant, "a refresh token was used after it was rotated")
-            return oauth_error(400, "invalid_grant", "the refresh token is unknown, expired, revoked or already used")
-        record = taken.record
-        if record["client_id"] != client.client_id:
-            await self.revoke_grant(record["grant"], "a refresh token was presented by another client")
-            return oauth_error(400, "invalid_grant", "the refresh token was issued to another client")
-        grant = await grants.get("grant", record["grant"])
+        ttl = self.proxy.refresh_token_ttl
+        record = await self._take("refresh", "refresh_token", form, client, "the refresh token", ttl)
+        if isinstance(record, JsonAnswer):
+            return record
+        grant = await self.proxy.grants.get("grant", record["grant"])
         if grant is None:
             return oauth_error(400, "invalid_grant", "the login behind this refresh token was revoked")
         scopes = tuple(record["scopes"])
@@ -161,13 +170,10 @@ class TokenIssuer:
             if not set(asked) <= set(scopes):
                 return oauth_error(400, "invalid_scope", "a refresh may only narrow the scopes granted")
             scopes = asked
-        if "resource" in form:
-            try:
-                if self.proxy.check_resource(form["resource"]) != grant["resource"]:
-                    raise ValueError(form["resource"])
-            except ValueError:
-                return oauth_error(400, "invalid_target", "resource is not the one authorized")
-        await grants.put("grant", record["grant"], grant, ttl=self.proxy.refresh_token_ttl)
+        refused = self._resource_refused(form, grant["resource"])
+        if refused is not None:
+            return refused
+        await self.proxy.grants.put("grant", record["grant"], grant, ttl=ttl)
         return await self._issue(record["grant"], grant, scopes)
 
     async def _issue(self, grant_id: str, grant: Mapping[str, Any], scopes: tuple[str, ...]) -> JsonAnswer:

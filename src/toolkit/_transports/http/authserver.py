@@ -39,6 +39,7 @@ from ..._auth.server.paths import (
     cookie_name,
 )
 from ..._auth.server.proxy import OAuthProxy
+from ..._errors import StoreUnavailable
 from .asgi import BodyTooLarge, header_map, read_body, respond
 from .security import HostGuard
 
@@ -127,7 +128,12 @@ class AuthorizationEndpoint:
                 return
             if body is None:
                 return
-        answer = await self.handler(scope, headers, body)
+        try:
+            answer = await self.handler(scope, headers, body)
+        except StoreUnavailable as exc:  # the grants cannot be read or kept: try again, not a server bug
+            answer = oauth_error(503, "temporarily_unavailable", str(exc), **{"retry-after": "5"})
+        if method == "HEAD" and isinstance(answer, JsonAnswer):
+            answer = JsonAnswer(answer.status, None, answer.headers)
         await send_answer(send, answer, self.cors, secure=scope.get("scheme") == "https")
 
 
