@@ -31,6 +31,7 @@ from tests.support.proxy_flow import ProxyFlow, Registered, new_verifier
 from tests.test_oauth_proxy import idp, proxied_server
 
 from toolkit.auth import InvalidToken, OAuthProxy
+from toolkit.client import Client
 
 pytestmark = pytest.mark.timeout(READY_TIMEOUT + 120)
 __all__ = ["idp"]  # the module's upstream, shared with test_oauth_proxy
@@ -504,3 +505,19 @@ async def test_replicas_need_the_keys_given() -> None:
     )  # keys generated
     with pytest.raises(ValueError, match="signing_key= and encryption_key="):
         proxy.bind(RedisStore("redis://127.0.0.1:1/0"))
+
+
+async def test_the_mcp_endpoint_refuses_toolkit_tokens_for_another_resource(idp: AuthServer) -> None:
+    async with proxied(idp) as site:
+        client = await site.flow.register()
+        tokens = await site.flow.tokens(client)
+        good = await site.proxy.verify(tokens["access_token"])
+        foreign = site.proxy.keys.sign({**good.claims, "aud": "https://other.example/mcp"})  # toolkit's key, elsewhere
+        async with Client(f"{site.base}/mcp", auth=tokens["access_token"], timeout=TIMEOUT) as mcp:
+            names = [tool["name"] for tool in await mcp.list_tools()]
+        listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        refused = await site.flow.http.post(
+            f"{site.base}/mcp", json=listing, headers={"authorization": f"Bearer {foreign}"}
+        )
+    assert names == ["upstream_me"]
+    assert refused.status_code == 401 and 'error="invalid_token"' in refused.headers["www-authenticate"]
