@@ -368,6 +368,21 @@ class _Exchange:
     """How one HTTP exchange answers the request running in it: the timers, the disconnect
     watch, and the SSE stream once one is needed (``Responder.answer``)."""
 
+    # Slots: a listen holds its exchange as long as it is open, a thousand of them at a time.
+    __slots__ = (
+        "here",
+        "modern",
+        "pump",
+        "receive",
+        "responder",
+        "resume",
+        "scope",
+        "send",
+        "stream",
+        "timer",
+        "watcher",
+    )
+
     def __init__(
         self,
         responder: Responder,
