@@ -99,7 +99,7 @@ async def test_toolkit_client_logs_in_through_consent_and_the_upstream(idp: Auth
     assert result.data["upstream"] == "alice"  # the upstream answered the upstream token toolkit kept
     assert again.data == result.data
     (page,) = login.consent_pages  # one consent, naming the client and where it will be sent
-    assert "proxy-tests" in page and "Allow" in page and idp.issuer in page
+    assert "proxy-tests" in page and "upstream-demo" in page and "Allow" in page and idp.issuer in page
     (asked,) = [query(url) for url in login.authorizations]
     assert asked["code_challenge_method"] == "S256"
     assert asked["resource"] == running.url

@@ -523,7 +523,7 @@ def create_app(
         if getattr(issuer, "issues_tokens", False):  # an OAuthProxy: toolkit is the authorization server too
             from .authserver import authorization_routes  # noqa: PLC0415 - only for an authorization server
 
-            routes += authorization_routes(issuer, endpoint.guard, endpoint.store)
+            routes += authorization_routes(issuer, endpoint.guard, endpoint.store, endpoint.gate.resource_server)
     routes += [Route(where, endpoint=function, methods=verbs, name=name) for where, function, verbs, name in custom]
     app = McpApp(routes=routes, lifespan=endpoint.lifespan, path=path)
     app.state.mcp = endpoint

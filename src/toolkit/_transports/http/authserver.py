@@ -46,6 +46,7 @@ from .security import HostGuard
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
+    from ..._auth.resource import ResourceServer
     from ..._store.base import Store
 
 MAX_FORM_BYTES: Final = 64 * 1024
@@ -193,11 +194,12 @@ def consent_form(request: ConsentRequest) -> str:
     )
 
 
-def authorization_routes(proxy: object, guard: HostGuard, store: Store) -> list[Route]:
-    """The routes of ``proxy``'s endpoints, for ``create_app``; its grants are kept in ``store``."""
+def authorization_routes(proxy: object, guard: HostGuard, store: Store, resource: ResourceServer) -> list[Route]:
+    """The routes of ``proxy``'s endpoints, for ``create_app``; its grants are kept in ``store``, and its
+    consent page names the server as its protected resource metadata does."""
     if not isinstance(proxy, OAuthProxy):
         raise TypeError(f"{proxy!r} is not an OAuthProxy")
-    proxy.bind(store)
+    proxy.bind(store, resource.resource_name)
     handlers = Handlers(proxy)
     read_only = ("GET", "HEAD", "OPTIONS")
     back_channel = ("POST", "OPTIONS")
