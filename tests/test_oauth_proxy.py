@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -183,3 +184,26 @@ async def test_the_mcp_sdk_230_client_logs_in_through_the_proxy(idp: AuthServer)
     assert doc["consent_pages"] == 1
     (asked,) = doc["authorizations"]
     assert asked["code_challenge_method"] == "S256" and asked["resource"] == running.url
+
+
+async def test_the_typescript_client_240_logs_in_through_the_proxy(idp: AuthServer) -> None:
+    install = REPO / ".interop" / "ts-client2"
+    if not (install / "node_modules" / "@modelcontextprotocol" / "client").is_dir() or shutil.which("node") is None:
+        missing("the TypeScript client 2.4.0 is not installed: scripts/interop --install-only installs it")
+    script = install / f"proxy_oauth_{os.getpid()}.mjs"  # beside the pinned install, so its imports resolve
+    shutil.copyfile(REPO / "tests" / "support" / "proxy_ts_client2.mjs", script)
+    port = free_port()
+    server, _ = proxied_server(idp, port)
+    try:
+        async with serve(server, port=port) as running:
+            child = await asyncio.create_subprocess_exec(
+                "node", str(script), running.url, "upstream_me", cwd=install,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+            out, err = await child.communicate()
+    finally:
+        script.unlink()
+    assert child.returncode == 0, err.decode()
+    doc = json.loads(out.decode().strip().splitlines()[-1])
+    assert doc["structured"]["subject"] == "alice" and doc["structured"]["upstream"] == "alice"
+    assert doc["consentPages"] == 1
