@@ -521,3 +521,23 @@ async def test_the_mcp_endpoint_refuses_toolkit_tokens_for_another_resource(idp:
         )
     assert names == ["upstream_me"]
     assert refused.status_code == 401 and 'error="invalid_token"' in refused.headers["www-authenticate"]
+
+
+@pytest.mark.parametrize(
+    ("claims", "refused"),
+    [
+        ({"aud": "toolkit-proxy"}, False),
+        ({"aud": ["toolkit-proxy"]}, False),
+        ({"aud": ["toolkit-proxy", "other"], "azp": "toolkit-proxy"}, False),
+        ({"aud": ["toolkit-proxy", "other"]}, True),
+        ({"aud": "toolkit-proxy", "azp": "other"}, True),
+    ],
+)
+def test_an_id_token_for_another_party_is_refused(claims: dict[str, Any], refused: bool) -> None:
+    from toolkit._auth.server.upstream import check_authorized_party
+
+    if refused:
+        with pytest.raises(InvalidToken):
+            check_authorized_party(claims, "toolkit-proxy")
+    else:
+        check_authorized_party(claims, "toolkit-proxy")

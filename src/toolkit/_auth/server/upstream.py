@@ -147,6 +147,7 @@ class OIDC:
             claims = await self._verified_id_token(id_token, metadata)
             if claims.get("nonce") != nonce:
                 raise InvalidToken("the identity provider's ID token does not carry the nonce sent")
+            check_authorized_party(claims, self.client_id)
             subject = claims.get("sub")
             if not isinstance(subject, str) or not subject:
                 raise InvalidToken("the identity provider's ID token has no sub")
@@ -219,3 +220,14 @@ class OIDC:
             return status, json.loads(body) if body else None
         except ValueError:
             return status, None
+
+
+def check_authorized_party(claims: Mapping[str, Any], client_id: str) -> None:
+    """OpenID Connect Core §3.1.3.7: an ID token for several audiences names us as ``azp``; an ``azp``
+    (when present) is us. ``aud`` containing us is checked with the signature."""
+    audience = claims.get("aud")
+    azp = claims.get("azp")
+    if isinstance(audience, list) and len(audience) > 1 and azp is None:
+        raise InvalidToken("the identity provider's ID token has several audiences and no azp")
+    if azp is not None and azp != client_id:
+        raise InvalidToken(f"the identity provider's ID token was issued to {azp!r}, not to toolkit's client")
