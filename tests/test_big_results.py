@@ -414,3 +414,30 @@ async def test_a_cancellation_while_a_big_reply_is_written_does_not_cut_its_line
     assert big == whole({"jsonrpc": "2.0", "id": 7, "result": result})
     assert pydantic_core.from_json(small)["id"] == 8
     assert end == b""
+
+
+@pytest.mark.parametrize("middleware", [False, True])
+async def test_without_middleware_a_big_values_text_is_never_made_whole(
+    middleware: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine's plain path (no middleware, no extension around the call) leaves a big value's
+    text fallback to the encoder; with a middleware, which may read it, it is one ``str`` as before."""
+    from toolkit._compat import tools as compat_tools
+
+    made: list[int] = []
+    original = compat_tools.json_text
+
+    def counting(value: Any) -> str:
+        text = original(value)
+        made.append(len(text))
+        return text
+
+    monkeypatch.setattr(compat_tools, "json_text", counting)
+    server = big_server()
+    if middleware:
+        server.add_middleware(TextReader())
+    async with MemoryStdio(server, max_message_bytes=1024 * 1024) as stdio:
+        result = await stdio.result(stdio.call("get_big", modern=True))
+    assert pydantic_core.from_json(result["content"][0]["text"]) == natural(models(BIG))
+    big_texts = [size for size in made if size > STREAM_ABOVE]
+    assert big_texts == ([len(result["content"][0]["text"])] if middleware else [])

@@ -82,7 +82,8 @@ class Calls:
             if extension.wants_call(tool, params):
                 wanting = [hook for hook in self.call_hooks if hook.wants_call(tool, params)]
                 return await self._around(wanting, _ToolCall(self, inbound, tool, arguments))
-        return await self._plain_call(inbound, tool, arguments)
+        # No middleware and no extension around the call: only the encoder reads this result.
+        return await self._plain_call(inbound, tool, arguments, unseen=self.pipeline is None)
 
     async def _around(self, extensions: list[Extension], call: _ToolCall) -> dict[str, Any]:
         """The call through the ``around_call`` hooks of ``extensions``, outermost first."""
@@ -95,7 +96,11 @@ class Calls:
 
         return await extension.around_call(call, call_next)
 
-    async def _plain_call(self, inbound: InboundRequest, tool: ToolBase, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def _plain_call(
+        self, inbound: InboundRequest, tool: ToolBase, arguments: dict[str, Any], *, unseen: bool = False
+    ) -> dict[str, Any]:
+        """The call with no hook around it; ``unseen``: nothing but the encoder reads the result (a big
+        value's text fallback is then written by the encoder, never made whole)."""
         name = tool.name
         context = self._prepare(inbound, name, arguments)
         try:
@@ -116,7 +121,7 @@ class Calls:
             outcome = CallOutcome.error(str(exc))
         if outcome.is_error and inbound.trace is not None:
             inbound.trace.tool_error(outcome)
-        result = _compat.call_result(outcome, self.shapes.get(tool, inbound.version), inbound.version)
+        result = _compat.call_result(outcome, self.shapes.get(tool, inbound.version), inbound.version, unseen=unseen)
         return self.envelop(result, inbound)
 
     async def _call(
