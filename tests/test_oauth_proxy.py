@@ -158,11 +158,14 @@ async def test_an_expired_upstream_token_is_refreshed_upstream(idp: AuthServer) 
         before = await proxy.upstream_token(access)
         await expire_upstream(proxy, access.claims["gid"])
         after = await proxy.upstream_token(access)  # refreshed at oidc-provider with the kept refresh token
+        await expire_upstream(proxy, access.claims["gid"])
+        together = await asyncio.gather(*(proxy.upstream_token(access) for _ in range(5)))  # one user's calls at once
         userinfo = await http.get(idp.metadata["userinfo_endpoint"], headers={"authorization": f"Bearer {after}"})
         await expire_upstream(proxy, access.claims["gid"], refresh_token="not-a-refresh-token")
         with pytest.raises(UpstreamLoginRequired, match="refused to refresh"):
             await proxy.upstream_token(access)
     assert after != before
+    assert len(set(together)) == 1 and together[0] != after  # refreshed once, not five times
     assert userinfo.json()["sub"] == "alice"
 
 

@@ -20,6 +20,7 @@ tools ask of it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Sequence
@@ -130,6 +131,7 @@ class OAuthProxy:
         self.server_name = "this MCP server"
         self._grants: Grants | None = None
         self._verifier: JWTVerifier | None = None
+        self._refreshing: dict[str, asyncio.Lock] = {}
         self.flow = AuthorizationFlow(self)
         self.token_issuer = TokenIssuer(self)
 
@@ -222,23 +224,40 @@ class OAuthProxy:
         if access is None or not isinstance(access.claims.get("gid"), str) or access.claims.get("iss") != self.issuer:
             raise UpstreamLoginRequired("this request carries no token toolkit issued: no upstream login to use")
         grant_id: str = access.claims["gid"]
+        token = await self._upstream_of(access, grant_id)
+        if not token.expired(now=time.time()):
+            return token
+        # One refresh at a time per login in this process: concurrent calls of one user would otherwise
+        # each spend the same upstream refresh token, which a provider that rotates them takes as theft.
+        lock = self._refreshing.setdefault(grant_id, asyncio.Lock())
+        try:
+            async with lock:
+                token = await self._upstream_of(access, grant_id)  # another call may have refreshed it meanwhile
+                if not token.expired(now=time.time()):
+                    return token
+                try:
+                    token = await self.upstream.refresh(token)
+                except TokenRequestFailed as exc:
+                    refused = f"the identity provider refused to refresh the login ({exc}): log in again"
+                    raise UpstreamLoginRequired(refused) from None
+                grant = await self.grants.get("grant", grant_id)
+                if grant is None:
+                    raise UpstreamLoginRequired("the login behind this token was revoked meanwhile: log in again")
+                grant["upstream"] = self.sealer.seal(token.to_dict(), grant_id)
+                await self.grants.put("grant", grant_id, grant, ttl=self.refresh_token_ttl)
+                return token
+        finally:
+            if not lock.locked() and self._refreshing.get(grant_id) is lock:
+                del self._refreshing[grant_id]
+
+    async def _upstream_of(self, access: AccessToken, grant_id: str) -> Token:
         grant = await self.grants.get("grant", grant_id)
         if grant is None or grant.get("subject") != access.subject or grant.get("client_id") != access.client_id:
             raise UpstreamLoginRequired("the login behind this token was revoked or has expired: log in again")
         opened = self.sealer.open(grant["upstream"], grant_id)
         if opened is None:
             raise UpstreamLoginRequired("the upstream tokens cannot be opened (encryption_key changed): log in again")
-        token = Token.from_dict(opened)
-        if not token.expired(now=time.time()):
-            return token
-        try:
-            token = await self.upstream.refresh(token)
-        except TokenRequestFailed as exc:
-            refused = f"the identity provider refused to refresh the login ({exc}): log in again"
-            raise UpstreamLoginRequired(refused) from None
-        grant["upstream"] = self.sealer.seal(token.to_dict(), grant_id)
-        await self.grants.put("grant", grant_id, grant, ttl=self.refresh_token_ttl)
-        return token
+        return Token.from_dict(opened)
 
     # --- what both flows share -------------------------------------------------------------------
 
