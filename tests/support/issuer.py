@@ -58,7 +58,11 @@ class Issuer:
     keys: list[SigningKey]
     jwks_uri: str = ""
     mode: Mode = "ok"
-    slow_seconds: float = 3.0
+    slow_seconds: float = 60.0
+    """``slow``: the longest a fetch is held; ``release`` lets it answer sooner."""
+    fetching: threading.Event = field(default_factory=threading.Event)
+    """Set when a ``slow`` fetch has come in and is being held."""
+    release: threading.Event = field(default_factory=threading.Event)
     fetches: int = 0
     published: list[SigningKey] = field(default_factory=list)
     """The keys the JWKS shows (default: ``keys``)."""
@@ -99,8 +103,9 @@ def serve_issuer(audience: str, *, issuer: str = "https://issuer.test") -> Itera
                 self.send_header("content-length", "0")
                 self.end_headers()
                 return
-            if mode == "slow":
-                time.sleep(state.slow_seconds)
+            if mode == "slow":  # held until the test releases it (or slow_seconds pass)
+                state.fetching.set()
+                state.release.wait(state.slow_seconds)
             body = b"<html>not a key set</html>" if mode == "garbage" else state.document()
             if mode == "empty":
                 body = b'{"keys": []}'
