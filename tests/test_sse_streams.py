@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -27,6 +28,7 @@ from toolkit._transports.http.sse import frame
 
 URI = "test://counter"
 DEADLINE = 30.0
+PADDING = "p" * 1000
 INIT = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -54,6 +56,12 @@ def make_server(release: asyncio.Event | None = None) -> Server:
         await release.wait()
         return "done"
 
+    @server.tool()
+    async def chatty(ctx: Context, count: int) -> str:
+        for n in range(1, count + 1):
+            await ctx.report_progress(n, count, PADDING)
+        return "said it all"
+
     return server
 
 
@@ -69,8 +77,14 @@ class Raw:
         self.buffer = b""
 
     @classmethod
-    async def open(cls, running: Running) -> Raw:
-        reader, writer = await asyncio.open_connection("127.0.0.1", running.port)
+    async def open(cls, running: Running, *, receive_buffer: int | None = None) -> Raw:
+        """A connection; ``receive_buffer`` fixes the socket's (no autotuning: a small one makes the server wait)."""
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if receive_buffer is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        sock.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", running.port))
+        reader, writer = await asyncio.open_connection(sock=sock)
         return cls(reader, writer)
 
     def request(self, method: str, headers: dict[str, str], body: Any = None) -> None:
@@ -169,6 +183,17 @@ async def open_listen(running: Running, request_id: Any) -> Raw:
     await raw.until(b"notifications/subscriptions/acknowledged")
     await raw.until(b"\r\n\r\n")
     return raw
+
+
+def tool_call(raw: Raw, name: str, arguments: dict[str, Any], request_id: int = 9) -> None:
+    params = {"name": name, "arguments": arguments, "_meta": {**META, "progressToken": "t"}}
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+    }
+    raw.request("POST", headers, {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
 
 
 async def call_tool(running: Running, name: str) -> None:
@@ -403,3 +428,24 @@ def _exits_within(process: subprocess.Popen[bytes], seconds: float) -> bool:
     except subprocess.TimeoutExpired:
         return False
     return True
+
+
+async def test_a_client_reading_late_gets_every_event_in_order() -> None:
+    """3,000 progress messages of ~1 KB (3 MB, far past the socket buffers: the client's is fixed
+    at 4 KiB) to a client that reads nothing until the request has had time to fill them: when a
+    write has to wait for the client, the next ones (and the pings, when they come every 20 ms)
+    wait behind it, none lost, none reordered, the response last."""
+    async with serving(make_server(), sse_ping_seconds=0.02) as running:
+        raw = await Raw.open(running, receive_buffer=4096)
+        try:
+            tool_call(raw, "chatty", {"count": 3000})
+            await asyncio.sleep(0.5)  # not a measure: however far the server got, nothing may be lost
+            status, headers = await raw.head()
+            assert status == 200
+            assert headers["content-type"] == "text/event-stream; charset=utf-8"
+            received = messages(await raw.until(b"0\r\n\r\n"))
+        finally:
+            await raw.close()
+        progress = [m["params"]["progress"] for m in received if m.get("method") == "notifications/progress"]
+        assert progress == list(range(1, 3001))
+        assert received[-1]["result"]["content"][0]["text"] == "said it all"

@@ -14,10 +14,9 @@ is a comment line.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import signal
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from starlette.types import Receive, Send
@@ -63,7 +62,20 @@ class EventStream:
     stops, and its ``finally`` decides what becomes of what was not sent.
     """
 
-    __slots__ = ("_ping_due", "_receive", "_send", "_timer", "_waiter", "_watcher", "gone", "grace", "ping", "stopping")
+    __slots__ = (
+        "_free",
+        "_ping_due",
+        "_receive",
+        "_send",
+        "_timer",
+        "_waiter",
+        "_watcher",
+        "_writing",
+        "gone",
+        "grace",
+        "ping",
+        "stopping",
+    )
 
     def __init__(self, receive: Receive, send: Send, ping: float, *, grace: float | None = None) -> None:
         self._receive = receive
@@ -80,6 +92,10 @@ class EventStream:
         self._timer: asyncio.TimerHandle | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._waiter: asyncio.Future[None] | None = None
+        self._writing = False
+        """Set while a write is under way: from the writer, or straight from a sender (``waiting``)."""
+        self._free: asyncio.Future[None] | None = None
+        """What a second write awaits while one is under way (made only then)."""
 
     @property
     def active(self) -> bool:
@@ -107,13 +123,33 @@ class EventStream:
             asyncio.get_running_loop().call_later(self.grace, self.stop)
 
     async def send(self, data: bytes) -> None:
-        """Write one framed event (``frame``); nothing once the client is gone."""
+        """Write one framed event (``frame``), after any write under way; nothing once the client is gone."""
+        await self._write({"type": "http.response.body", "body": data, "more_body": True})
+
+    @property
+    def waiting(self) -> bool:
+        """Whether the writer waits with nothing to do: then a sender may ``send`` its event itself, at
+        once, instead of queueing it and waking the writer (a fan-out's cost is per subscriber)."""
+        waiter = self._waiter
+        return waiter is not None and not waiter.done()
+
+    async def _write(self, message: dict[str, Any]) -> None:
+        while self._writing:  # one write at a time: a sender's may be waiting for a slow client
+            if self._free is None:
+                self._free = asyncio.get_running_loop().create_future()
+            await self._free
         if self.gone:
             return
+        self._writing = True
         try:
-            await self._send({"type": "http.response.body", "body": data, "more_body": True})
+            await self._send(message)
         except OSError:  # an ASGI server of spec 2.4 says so when the client left
             self._left()
+        finally:
+            self._writing = False
+            free, self._free = self._free, None
+            if free is not None and not free.done():
+                free.set_result(None)
 
     def wake(self) -> None:
         """Something is there to send: the writer's ``idle`` returns."""
@@ -144,9 +180,8 @@ class EventStream:
             self._watcher.cancel()
             self._watcher = None
         if not self.gone:
+            await self._write({"type": "http.response.body", "body": b"", "more_body": False})
             self.gone = True
-            with contextlib.suppress(OSError):
-                await self._send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _ping_now(self) -> None:
         self._ping_due = True

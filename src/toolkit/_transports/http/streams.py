@@ -75,6 +75,7 @@ class RequestStream:
         "_waiter",
         "carried",
         "close_requested",
+        "direct",
         "ended",
         "on_event",
         "session",
@@ -96,6 +97,8 @@ class RequestStream:
         self.ended: Done | None = None
         self.on_event: Callable[[], None] | None = None
         """Called once, when the first message sent before the response arrives (it opens the stream)."""
+        self.direct: EventStream | None = None
+        """The SSE stream carrying these items, while a sender may write to it itself (no event store)."""
         self.wake: Callable[[], None] | None = None
         """The writer's wake-up: called when an item arrives or the close is asked for."""
         self._room: asyncio.Event | None = None
@@ -131,7 +134,12 @@ class RequestStream:
                 await self._room.wait()  # the client reads slower than the request sends: hold it back
             # A fan-out's notification comes with its JSON made (``_notifications.Encoded``'s ``wire``).
             wire = getattr(message, "wire", None) if type(message) is not dict else None
-            self.put(Event(wire if isinstance(wire, bytes) else encode(message)))
+            data = wire if isinstance(wire, bytes) else encode(message)
+            direct = self.direct
+            if direct is not None and not self._items and direct.waiting and not self.unheard:
+                await direct.send(frame(data))  # the writer has nothing queued: write it from here, at once
+                return
+            self.put(Event(data))
         elif self.session is not None:
             await self.session.send_unsolicited(message)
 
@@ -310,6 +318,7 @@ class Responder:
         stream_id = resumable[0] if resumable is not None else None
         finished = False
         stream.wake = sse.wake
+        stream.direct = sse if store is None else None  # a stored event needs its id first: the writer's
         try:
             await sse.open()
             if store is not None and resumable is not None:
@@ -337,6 +346,7 @@ class Responder:
                 await sse.send(frame(item.data, event_id))
         finally:
             stream.wake = None
+            stream.direct = None
             await sse.close()
             if not finished:
                 if store is not None and stream_id is not None:
