@@ -527,6 +527,27 @@ def _scale_catalogue() -> list[Metric]:
                 SCALE_NOTIFY_TARGET,
             ),
         ]
+    for era, what in (("legacy", "legacy GET streams"), ("modern", "2026-07-28 subscriptions/listen streams")):
+        where = f"1,000 {what} on 3 replicas (Redis store, HAProxy)"
+        metrics += [
+            own(
+                f"fanout_cluster_{era}.last_ms",
+                f"one update fanned out to {where}: until the last has it",
+                "ms",
+                SCALE_FANOUT_TARGET,
+            ),
+            own(
+                f"fanout_cluster_{era}.cpu_per_notification_us",
+                f"one update fanned out to {where}: the replicas' CPU per delivered notification",
+                "µs",
+                SCALE_NOTIFY_TARGET,
+            ),
+            own(
+                f"fanout_cluster_{era}.haproxy_cpu_per_notification_us",
+                f"one update fanned out to {where}: HAProxy's CPU per delivered notification",
+                "µs",
+            ),
+        ]
     metrics += [
         own(
             "soak.rss_drift_pct",

@@ -145,7 +145,7 @@ LINE_ITEMS: tuple[LineItem, ...] = (
         # The C half of asyncio (Task steps run inside Context.run, Futures, the timer heap).
         builtins=(r"_asyncio\b", r"'_contextvars\.Context'", r"_contextvars\.copy_context", r"_heapq\.", r"select\."),
     ),
-    LineItem("starlette / sse_starlette / anyio", files=(r"/starlette/", r"/sse_starlette/", r"/anyio/")),
+    LineItem("starlette / anyio", files=(r"/starlette/", r"/anyio/")),
     LineItem("toolkit transport (_transports/*)", files=(r"/toolkit/_transports/",)),
     LineItem(
         "toolkit engine (_engine, _calls, _inbound, _session, _context, _registry, _extensions/*, _mrtr)",
