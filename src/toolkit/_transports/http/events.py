@@ -23,7 +23,7 @@ async def standalone_stream(session: HttpSession, scope: Scope, receive: Receive
     deployment); the claim is released when the stream ends. It is written by this task alone.
     """
     stream = EventStream(receive, send, ping)
-    outbox = Outbox(stream.wake)
+    outbox = Outbox(stream)
     session.standalone = outbox
     try:
         await stream.open()

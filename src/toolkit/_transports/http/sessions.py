@@ -21,7 +21,7 @@ import contextlib
 import logging
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..._errors import StoreUnavailable
 from ..._jsonrpc import Response, encode
@@ -31,7 +31,17 @@ from ..._store.sessions import SessionRecord
 from ..._types import LOG_RANK, log_digest
 from ..base import EngineFacing
 
+if TYPE_CHECKING:
+    from .sse import Outbox
+
 logger = logging.getLogger("toolkit")
+
+
+def _wire(message: dict[str, Any]) -> bytes:
+    """``message``'s JSON: made once for a whole fan-out when it comes with it (``_notifications.Encoded``)."""
+    wire = getattr(message, "wire", None) if type(message) is not dict else None
+    return wire if isinstance(wire, bytes) else encode(message)
+
 
 RECHECK_SECONDS: Final = 1.0
 """At most this long between two checks of a session's local copy against the store (see ``SessionTable.get``)."""
@@ -41,7 +51,7 @@ RECHECK_SECONDS: Final = 1.0
 class HttpSession:
     connection: Connection
     table: SessionTable
-    standalone: asyncio.Queue[bytes | None] | None = None
+    standalone: Outbox | None = None
     """The ``GET`` stream open on this replica, if any (``None`` queued ends it)."""
     holder: str = field(default_factory=lambda: secrets.token_hex(8))
     """This replica's name for its claim on the session's ``GET`` stream."""
@@ -58,12 +68,12 @@ class HttpSession:
     async def notify(self, message: dict[str, Any]) -> None:
         """A change notification: to the ``GET`` stream if it is open here (every replica is told the change)."""
         if self.standalone is not None:
-            self.standalone.put_nowait(encode(message))
+            await self.standalone.deliver(_wire(message))
 
     async def send_unsolicited(self, message: dict[str, Any]) -> None:
         """A message of a request answered with plain JSON: to the ``GET`` stream, wherever it is open."""
         if self.standalone is not None:
-            self.standalone.put_nowait(encode(message))
+            await self.standalone.deliver(_wire(message))
         elif self.table.store.shared:
             await self.table.store.publish({"t": "notify", "s": self.id, "m": message})
 

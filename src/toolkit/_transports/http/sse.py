@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
@@ -248,34 +247,29 @@ def _server_exiting() -> bool:
 _exits = _ExitWatch()
 
 
-class Outbox(asyncio.Queue[bytes | None]):
-    """A legacy session's ``GET`` stream as its session sees it (``HttpSession.standalone``): what
-    ``put_nowait`` hands over (a message, or ``None`` to end the stream) waits in a list for the
-    stream's writer, who is woken.
-
-    It is typed as the ``asyncio.Queue`` the session holds, but builds none of a queue's waiting
-    machinery (its getters, putters and join event: about 2.5 KiB per stream): only
-    ``put_nowait``, ``get_nowait``, ``qsize`` and ``empty`` are served.
+class Outbox:
+    """A legacy session's ``GET`` stream as its session sees it (``HttpSession.standalone``): a
+    message is written at once when the stream's writer waits with nothing queued (``deliver``),
+    else it waits in a list for the writer, who is woken; ``None`` ends the stream. Not an
+    ``asyncio.Queue``: its getters, putters and join event would be about 2.5 KiB per stream.
     """
 
-    def __init__(self, wake: Callable[[], None]) -> None:  # no super().__init__: see the docstring
+    def __init__(self, stream: EventStream) -> None:
         self.items: list[bytes | None] = []  # a deque's first block alone is 600 bytes
-        self._wake = wake
+        self.stream = stream
 
     def put_nowait(self, item: bytes | None) -> None:
         self.items.append(item)
-        self._wake()
+        self.stream.wake()
 
-    def get_nowait(self) -> bytes | None:
-        if not self.items:
-            raise asyncio.QueueEmpty
-        return self.items.pop(0)
+    async def deliver(self, data: bytes) -> None:
+        """Hand over one message: written from here at once when the stream's writer waits with
+        nothing queued (a fan-out's cost is per subscriber), else queued for the writer, in order."""
+        stream = self.stream
+        if not self.items and stream.waiting:
+            await stream.send(frame(data))
+        else:
+            self.put_nowait(data)
 
-    def qsize(self) -> int:
-        return len(self.items)
-
-    def empty(self) -> bool:
-        return not self.items
-
-    def __repr__(self) -> str:  # asyncio.Queue's reads the machinery this one does not build
+    def __repr__(self) -> str:
         return f"<Outbox: {len(self.items)} waiting>"
