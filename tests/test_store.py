@@ -233,18 +233,18 @@ async def test_the_session_limit_refuses_the_one_too_many_until_one_ends(store: 
 
 
 async def test_idle_sessions_expire_unless_loaded_or_touched(store: Store) -> None:
-    ttl = 0.3
+    ttl = 1.0  # five times the refresh interval below: a busy machine's late wake-up does not expire one
     for name in ("idle", "loaded", "touched"):
         assert await store.add_session(record(name), ttl=ttl, limit=10) is True
-    # 5 rounds of 0.2 s (1.0 s, more than 3 ttls): "loaded" and "touched" are kept alive.
-    for _ in range(5):
+    # 8 rounds of 0.2 s (1.6 s, more than the ttl): "loaded" and "touched" are kept alive.
+    for _ in range(8):
         await asyncio.sleep(0.2)
         assert await store.load_session("loaded", ttl=ttl) is not None, "a load did not keep the session alive"
         assert await store.touch_session("touched", ttl=ttl) is True, "a touch did not keep the session alive"
     assert await store.load_session("idle", ttl=ttl) is None, "an idle session outlived its ttl"
     assert await store.touch_session("never-existed", ttl=ttl) is False
 
-    await asyncio.sleep(0.6)  # nobody refreshes them any more: they go too
+    await asyncio.sleep(1.5)  # nobody refreshes them any more: they go too
     assert await store.load_session("loaded", ttl=ttl) is None
     assert await store.load_session("touched", ttl=ttl) is None
 
