@@ -277,6 +277,7 @@ def test_fast_path_matches_pydantic_for_the_examples(source: str) -> None:
     assert checked > 0
 
 
+@pytest.mark.timeout(600)  # a hang guard: every bench tool's hints through both paths, minutes when busy
 def test_fast_path_matches_pydantic_for_the_benchmark_tools() -> None:
     hints = bench_hints()
     fallbacks = []

@@ -517,12 +517,14 @@ async def test_session_cap_is_503_on_initialize_and_frees_on_delete(mcp_http: Se
 
 
 async def test_idle_sessions_expire_and_then_answer_404(mcp_http: ServeHttp) -> None:
-    app = make_server(Probe()).http_app(session_idle_timeout=0.5)
+    app = make_server(Probe()).http_app(session_idle_timeout=2.0)
     http = await mcp_http(app)
     idle = await Legacy(http).open()
     active = await Legacy(http).open()
-    for _ in range(8):  # 0.8 s: the idle session passes its timeout, the active one never does
-        await asyncio.sleep(0.1)
+    # 2.4 s: the idle session passes its timeout; the active one, used every 0.3 s (a busy
+    # machine's late wake-up stays far inside 2 s), never does
+    for _ in range(8):
+        await asyncio.sleep(0.3)
         assert (await active.request("ping")).status == 200
     await app.state.mcp.reap_idle()
     assert (await idle.request("ping")).status == 404

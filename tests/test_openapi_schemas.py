@@ -718,6 +718,7 @@ def test_an_invalid_keyword_value_is_refused_naming_the_place() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # a hang guard: minutes on a busy 2-core machine
 def test_a_hundred_thousand_operations_stay_linear() -> None:
     """Each operation's parameter and response schema translated; the component once for all of them."""
     operations = 100_000
