@@ -352,3 +352,14 @@ def test_a_hand_written_schema_is_compiled_at_registration() -> None:
         return a
 
     assert "_input_validator" in vars(server.tools["given"])
+
+
+def test_a_union_keeps_its_own_order_whatever_came_first() -> None:
+    """``typing`` counts ``Union[A, B]`` equal to ``Union[B, A]`` (same hash); two tools spelling one
+    each way get each its own order (``oneOf`` and ``$defs``), not the first one's."""
+    first = hints.type_schema(typing.Union[Shade, Leaf], "validation")  # noqa: UP007
+    second = hints.type_schema(typing.Union[Leaf, Shade], "validation")  # noqa: UP007
+    assert list(first["$defs"]) == ["Shade", "Leaf"]
+    assert list(second["$defs"]) == ["Leaf", "Shade"]
+    assert [branch["$ref"] for branch in second["oneOf"]] == ["#/$defs/Leaf", "#/$defs/Shade"]
+    assert hints.adapter_for(typing.Union[Leaf, Shade]).validate_python("dark") is Shade.DARK  # noqa: UP007

@@ -142,8 +142,15 @@ def _drop_enum_titles(node: Any, names: set[str]) -> None:
             _drop_enum_titles(child, names)
 
 
+def _spelled(annotation: Any) -> str:
+    """How ``annotation`` is written, in order: ``typing`` counts ``Union[A, B]`` equal to
+    ``Union[B, A]`` (same hash), and pydantic keeps the order, so a cache keyed on the hint alone
+    would serve whichever came first for both."""
+    return repr(annotation)
+
+
 @functools.lru_cache(maxsize=4096)
-def _adapter(annotation: Any) -> TypeAdapter[Any]:
+def _adapter(annotation: Any, spelled: str) -> TypeAdapter[Any]:
     return TypeAdapter(annotation)
 
 
@@ -155,13 +162,13 @@ def adapter_for(annotation: Any) -> TypeAdapter[Any]:
     """
     annotation = peel(annotation)[0]
     try:
-        return _adapter(annotation)
+        return _adapter(annotation, _spelled(annotation))
     except TypeError:  # unhashable annotation: build one of its own
         return TypeAdapter(annotation)
 
 
 @functools.lru_cache(maxsize=4096)
-def _cached_schema(annotation: Any, mode: Mode) -> JsonSchema:
+def _cached_schema(annotation: Any, spelled: str, mode: Mode) -> JsonSchema:
     return _generate(annotation, mode)
 
 
@@ -211,7 +218,7 @@ def type_schema(annotation: Any, mode: Mode) -> JsonSchema:
         if "$ref" not in schema:  # what the Field says goes on top of the (shared) schema of the type
             return {**schema, **said}
     try:
-        cached = _cached_schema(annotation, mode)
+        cached = _cached_schema(annotation, _spelled(annotation), mode)
     except TypeError:  # unhashable annotation
         return _generate(annotation, mode)
     return dict(cached)
