@@ -110,6 +110,14 @@ BIG_SIZES = {"1mb": "~1 MB", "10mb": "~10 MB"}
 BIG_METRICS = ("cpu_ms", "p50_ms", "peak_rss_mib", "peak_x", "result_mib")
 BIG_FLOOR_TARGET = Fraction(3, 2)  # toolkit / floor: server CPU per 10 MB call
 BIG_PEAK_TARGET = Fraction(3)  # peak RSS added by the calls / the result's size (toolkit's own)
+# The authserver scenario (bench/authserver.py): toolkit's OAuthProxy in front of oidc-provider: the
+# authorization code flow end to end, the token endpoint's grants, and get_items called with a
+# toolkit-issued token ("issued") against the same call through JWTVerifier ("jwt", the auth scenario's path).
+AUTHSERVER_GRANTS = {"code": "authorization_code", "refresh": "refresh_token"}
+AUTHSERVER_SOURCES = {"issued": "toolkit-issued token (OAuthProxy)", "jwt": "JWTVerifier token"}
+AUTHSERVER_TOKENS = {"same": "same token", "fresh": "fresh token"}
+AUTHSERVER_CALL_METRICS = ("cpu_us", "p50_us")  # each call batch's figures (cpu_ratio is derived)
+AUTHSERVER_TARGET = Fraction(11, 10)  # toolkit-issued / JWT path: the server's CPU per call
 
 
 @dataclass(frozen=True)
@@ -281,6 +289,7 @@ def _catalogue() -> list[Metric]:
     metrics += _scale_catalogue()
     metrics += _hop_catalogue()
     metrics += _big_catalogue()
+    metrics += _authserver_catalogue()
     for era in ERAS:
         for count in REPLICA_COUNTS:
             prefix = f"scaleout.{era}.r{count}"
@@ -487,6 +496,44 @@ def _big_catalogue() -> list[Metric]:
                 ),
                 Metric(f"{prefix}.result_mib", f"big result: the result's JSON ({where})", "MiB"),
             ]
+    return metrics
+
+
+def _authserver_catalogue() -> list[Metric]:
+    metrics = [
+        Metric("authserver.flow.wall_ms", "authorization code flow end to end, client's wall time (median)", "ms"),
+        Metric("authserver.flow.cpu_ms", "authorization code flow: toolkit server CPU per flow", "ms"),
+        Metric(
+            "authserver.flow.upstream_cpu_ms", "authorization code flow: upstream (oidc-provider) CPU per flow", "ms"
+        ),
+    ]
+    for grant, grant_label in AUTHSERVER_GRANTS.items():
+        metrics += [
+            Metric(f"authserver.token.{grant}.cpu_us", f"/token {grant_label}: server CPU/request", "µs"),
+            Metric(f"authserver.token.{grant}.p50_us", f"/token {grant_label}: p50 latency", "µs"),
+        ]
+    for era in ERAS:
+        for token, token_label in AUTHSERVER_TOKENS.items():
+            where = f"HTTP sequential, {era}, {token_label}"
+            for source, source_label in AUTHSERVER_SOURCES.items():
+                prefix = f"authserver.calls.{era}.{source}.{token}"
+                metrics += [
+                    Metric(f"{prefix}.cpu_us", f"get_items server CPU/call, {source_label} ({where})", "µs"),
+                    Metric(f"{prefix}.p50_us", f"get_items p50 latency, {source_label} ({where})", "µs"),
+                ]
+            metrics.append(
+                Metric(
+                    f"authserver.calls.{era}.{token}.cpu_ratio",
+                    f"server CPU/call, toolkit-issued token / JWTVerifier token ({where})",
+                    "x",
+                    target=AUTHSERVER_TARGET,
+                    target_of="value",
+                    ratio_of=(
+                        f"authserver.calls.{era}.issued.{token}.cpu_us",
+                        f"authserver.calls.{era}.jwt.{token}.cpu_us",
+                    ),
+                )
+            )
     return metrics
 
 

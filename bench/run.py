@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import openapi, procs, publish, report
+from bench.authserver import authserver_calls
 from bench.baseline import ALIASES, Baseline, BaselineError, compile_sources, prepare
 from bench.bigresults import big_calls
 from bench.clients import client_calls, testing_calls
@@ -119,6 +120,7 @@ SCENARIO_GROUPS = (
     "openapi",
     "scale",
     "big",
+    "authserver",
 )
 # Run when --scenarios is not given; store and scaleout (redis-server, HAProxy) and tasks
 # (toolkit only) only when asked.
@@ -1031,6 +1033,11 @@ class Bench:
                 lambda fw: sessions_and_streams(self, fw),
             ),
             ("big", "get_models_1mb and _10mb over stdio, both eras (+ peak RSS)", lambda fw: big_calls(self, fw)),
+            (
+                "authserver",
+                "OAuthProxy: the login end to end, /token grants, calls with its tokens vs JWTVerifier's, both eras",
+                lambda fw: authserver_calls(self, fw),
+            ),
             (
                 "client",
                 "each framework's client: get_items over stdio and HTTP, both eras",

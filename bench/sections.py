@@ -269,6 +269,7 @@ GROUP_TITLES = {  # the first part of a metric key, as a heading
     "scale": "Many sessions and streams",
     "big": "Big results",
     "hop": "The plain def tool's worker thread",
+    "authserver": "The authorization server (OAuthProxy)",
 }
 # The groups the dedicated sections cover, wholly or in the part worth a chart: never a generic section.
 COVERED = (
