@@ -9,7 +9,8 @@
 ...     authorization_servers=["https://auth.example.com"],
 ... )
 
-Or toolkit as the authorization server, users logging in with an OpenID Connect provider:
+Or toolkit as the authorization server, users logging in with an OpenID Connect provider (or a
+preset: ``Google``, ``GitHub``, ``Entra``, ``Auth0``, ``Keycloak``):
 
 >>> from toolkit.auth import OIDC, OAuthProxy
 >>> server = Server("secure", auth=OAuthProxy(
@@ -31,16 +32,23 @@ from ._context import Context
 from ._depends import Depends
 
 if TYPE_CHECKING:
+    from ._auth.server.github import GitHub
     from ._auth.server.paths import UpstreamLoginRequired
+    from ._auth.server.presets import Auth0, Entra, Google, Keycloak
     from ._auth.server.proxy import OAuthProxy
     from ._auth.server.upstream import OIDC
 
 __all__ = [
     "OIDC",
     "AccessToken",
+    "Auth0",
+    "Entra",
+    "GitHub",
+    "Google",
     "IntrospectionVerifier",
     "InvalidToken",
     "JWTVerifier",
+    "Keycloak",
     "OAuthProxy",
     "TokenVerifier",
     "UpstreamLoginRequired",
@@ -49,6 +57,11 @@ __all__ = [
 ]
 
 _LAZY = {
+    "Auth0": "._auth.server.presets",
+    "Entra": "._auth.server.presets",
+    "GitHub": "._auth.server.github",
+    "Google": "._auth.server.presets",
+    "Keycloak": "._auth.server.presets",
     "OAuthProxy": "._auth.server.proxy",
     "OIDC": "._auth.server.upstream",
     "UpstreamLoginRequired": "._auth.server.paths",

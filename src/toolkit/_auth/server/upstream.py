@@ -8,6 +8,12 @@ its ``sub``. Without an ID token, the userinfo endpoint says who the user is.
 
 Everything fetched from the upstream is bounded in size and time and follows no redirect; its
 endpoints are checked like any authorization server's (https, or http on loopback when allowed).
+
+The presets (``presets.py``: Google, Entra, Auth0, Keycloak; ``github.py``) are subclasses that
+change what their provider does differently, through the hooks here: ``authorization_params``
+(extra parameters on the authorization URL), ``parse_metadata`` (a discovery document that bends
+a rule), ``id_token_issuers`` and ``accepts_issuer`` (who may sign), ``read_token`` (a token
+response in another dialect).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 from urllib.parse import quote
 
 from ..oauth import (
@@ -37,6 +43,10 @@ from ..tokens import InvalidToken, VerifierUnavailable
 logger = logging.getLogger("toolkit.auth")
 
 DEFAULT_SCOPES: Final = ("openid", "profile", "email")
+RESERVED_PARAMETERS: Final = frozenset(
+    {"response_type", "client_id", "redirect_uri", "scope", "state", "nonce", "code_challenge", "code_challenge_method"}
+)
+"""What toolkit itself puts on the authorization URL: ``authorization_params`` may not change them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +66,16 @@ class OIDC:
         client_secret: Its secret.
         scopes: What toolkit asks the provider for (``openid`` is added when missing); add
             ``offline_access`` or the provider's own scopes for refresh tokens and API access.
+        authorization_params: More parameters for the provider's authorization URL, as its
+            documentation names them (Google's ``access_type``, Auth0's ``audience``, a
+            ``prompt``, a ``login_hint``). Those toolkit sets itself (``RESERVED_PARAMETERS``:
+            ``state``, ``scope``, PKCE, ...) are refused; ``scope`` goes in ``scopes``.
         allow_http_loopback: Accept an http issuer on a loopback host (tests, local providers).
         timeout: Seconds a request to the provider may take.
     """
+
+    required_scopes: ClassVar[tuple[str, ...]] = ("openid",)
+    """Added to ``scopes`` when missing: an OpenID provider sends an ID token only for ``openid``."""
 
     def __init__(
         self,
@@ -67,16 +84,21 @@ class OIDC:
         client_secret: str,
         *,
         scopes: Sequence[str] = DEFAULT_SCOPES,
+        authorization_params: Mapping[str, str] | None = None,
         allow_http_loopback: bool = False,
         timeout: float = 10.0,
     ) -> None:
-        check_url(issuer, "OIDC(issuer=...)", allow_http_loopback=allow_http_loopback)
+        name = type(self).__name__
+        check_url(issuer, f"{name}(issuer=...)", allow_http_loopback=allow_http_loopback)
         if not client_id or not client_secret:
-            raise ValueError("OIDC needs client_id= and client_secret=: the client you registered at the provider")
+            raise ValueError(f"{name} needs client_id= and client_secret=: the client you registered at the provider")
+        if isinstance(scopes, str):
+            raise TypeError(f"{name}(scopes=...): give a list of scopes, not the string {scopes!r}")
         self.issuer = issuer
         self.client_id = client_id
         self.client_secret = client_secret
-        self.scopes = tuple(dict.fromkeys(["openid", *scopes]))
+        self.scopes = tuple(dict.fromkeys([*self.required_scopes, *scopes]))
+        self.authorization_params = checked_parameters(authorization_params or {}, name)
         self.allow_http_loopback = allow_http_loopback
         self.timeout = timeout
         self._metadata: AuthorizationServerMetadata | None = None
@@ -84,7 +106,21 @@ class OIDC:
         self._id_tokens: Any = None
 
     def __repr__(self) -> str:
-        return f"OIDC({self.issuer!r}, client_id={self.client_id!r})"
+        return f"{type(self).__name__}({self.issuer!r}, client_id={self.client_id!r})"
+
+    @property
+    def discovery_url(self) -> str:
+        """Where the discovery document is: the issuer + ``/.well-known/openid-configuration``."""
+        return self.issuer.rstrip("/") + OPENID_WELL_KNOWN
+
+    @property
+    def id_token_issuers(self) -> tuple[str, ...]:
+        """The ``iss`` values an ID token of this provider may carry (OIDC Core §3.1.3.7: its issuer)."""
+        return (self.issuer,)
+
+    def accepts_issuer(self, iss: str) -> bool:
+        """Whether an authorization response's ``iss`` (RFC 9207) names this provider."""
+        return iss == self.issuer
 
     # --- discovery -------------------------------------------------------------------------------
 
@@ -94,36 +130,48 @@ class OIDC:
             return self._metadata
         async with self._lock:
             if self._metadata is None:
-                url = self.issuer.rstrip("/") + OPENID_WELL_KNOWN
+                url = self.discovery_url
                 status, document = await self._send("GET", url, "discovery")
                 if status != 200:
                     raise VerifierUnavailable(f"the identity provider's discovery document at {url} answered {status}")
-                metadata = AuthorizationServerMetadata.parse(
-                    document, issuer=self.issuer, source=url, allow_http_loopback=self.allow_http_loopback
-                )
-                if metadata.authorization_endpoint is None:
-                    raise MetadataRefused(f"the identity provider at {url} names no authorization_endpoint")
-                self._metadata = metadata
+                self._metadata = self.parse_metadata(document, source=url)
         return self._metadata
 
+    def parse_metadata(self, document: object, *, source: str) -> AuthorizationServerMetadata:
+        """The discovery document, checked (RFC 8414 §3.3 issuer, PKCE S256, safe endpoints); a preset
+        whose provider documents an exception to a rule overrides this, and says why."""
+        metadata = AuthorizationServerMetadata.parse(
+            document, issuer=self.issuer, source=source, allow_http_loopback=self.allow_http_loopback
+        )
+        if metadata.authorization_endpoint is None:
+            raise MetadataRefused(f"the identity provider at {source} names no authorization_endpoint")
+        return metadata
+
     # --- the code flow ---------------------------------------------------------------------------
+
+    def authorization_parameters(
+        self, *, redirect_uri: str, state: str, code_challenge: str, nonce: str
+    ) -> dict[str, str]:
+        """The query of the provider's authorization URL: the code flow's, then ``authorization_params``."""
+        return {
+            "response_type": "code",
+            "client_id": self.client_id,
+            "redirect_uri": redirect_uri,
+            "scope": " ".join(self.scopes),
+            "state": state,
+            "nonce": nonce,
+            "code_challenge": code_challenge,
+            "code_challenge_method": "S256",
+            **self.authorization_params,
+        }
 
     async def authorization_url(self, *, redirect_uri: str, state: str, code_challenge: str, nonce: str) -> str:
         metadata = await self.metadata()
         assert metadata.authorization_endpoint is not None
-        return with_query(
-            metadata.authorization_endpoint,
-            {
-                "response_type": "code",
-                "client_id": self.client_id,
-                "redirect_uri": redirect_uri,
-                "scope": " ".join(self.scopes),
-                "state": state,
-                "nonce": nonce,
-                "code_challenge": code_challenge,
-                "code_challenge_method": "S256",
-            },
+        parameters = self.authorization_parameters(
+            redirect_uri=redirect_uri, state=state, code_challenge=code_challenge, nonce=nonce
         )
+        return with_query(metadata.authorization_endpoint, parameters)
 
     async def exchange(self, code: str, *, redirect_uri: str, code_verifier: str) -> tuple[Token, str | None]:
         """The provider's tokens for ``code``, and its ID token (if it sent one)."""
@@ -169,7 +217,9 @@ class OIDC:
 
             jwks_uri = metadata.document.get("jwks_uri")
             check_url(jwks_uri, f"jwks_uri of {self.issuer}", allow_http_loopback=self.allow_http_loopback)
-            self._id_tokens = JWTVerifier(jwks_uri=jwks_uri, issuer=self.issuer, audience=self.client_id)
+            self._id_tokens = JWTVerifier(
+                jwks_uri=jwks_uri, issuer=list(self.id_token_issuers), audience=self.client_id
+            )
         verified = await self._id_tokens.verify(id_token)
         return dict(verified.claims)
 
@@ -185,8 +235,13 @@ class OIDC:
         else:
             form = {**form, "client_id": self.client_id, "client_secret": self.client_secret}
         status, document = await self._send("POST", metadata.token_endpoint, "token", data=form, headers=headers)
-        if status != 200:
+        # RFC 6749 §5.2 says 400; GitHub answers its errors with 200: an error is an error either way.
+        if status != 200 or (isinstance(document, dict) and "error" in document):
             raise token_error(document, status)
+        return self.read_token(document, previous=previous)
+
+    def read_token(self, document: object, *, previous: Token | None) -> tuple[Token, str | None]:
+        """A successful token response: the ``Token``, and the ID token if there is one."""
         token = Token.from_response(document, previous=previous, issuer=self.issuer, client_id=self.client_id)
         id_token = document.get("id_token") if isinstance(document, dict) else None
         return token, id_token if isinstance(id_token, str) else None
@@ -220,6 +275,19 @@ class OIDC:
             return status, json.loads(body) if body else None
         except ValueError:
             return status, None
+
+
+def checked_parameters(parameters: Mapping[str, str], name: str) -> dict[str, str]:
+    """``authorization_params``, refused when one would change what toolkit sets itself."""
+    taken = sorted(RESERVED_PARAMETERS.intersection(parameters))
+    if taken:
+        raise ValueError(
+            f"{name}(authorization_params=...): {taken} are set by toolkit itself (give scopes in scopes=); "
+            "pass only the provider's own parameters"
+        )
+    if not all(isinstance(key, str) and isinstance(value, str) for key, value in parameters.items()):
+        raise TypeError(f"{name}(authorization_params=...): names and values must be strings")
+    return dict(parameters)
 
 
 def check_authorized_party(claims: Mapping[str, Any], client_id: str) -> None:
