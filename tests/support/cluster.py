@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -29,7 +30,21 @@ from bench.cluster import SERVED_BY, haproxy_config
 from tests.support.processes import LOCALHOST, REPO, TOOLKIT, free_port, stop, wait_for_port
 from tests.support.redis_rig import log_tail, require, scratch_dir
 
-__all__ = ["SERVED_BY", "Balancer", "Cluster", "Replicas", "cluster", "haproxy_config"]
+__all__ = ["SERVED_BY", "Balancer", "Cluster", "Replicas", "Served", "cluster", "haproxy_config"]
+
+# An ``option httplog`` line: ... <frontend> <backend>/<server> <timers> <status> ... "<method> <uri> <version>"
+_LOG_LINE = re.compile(r' \S+ [^ /]+/(?P<server>\S+) \S+ (?P<status>\d{3}) .*"(?P<method>[A-Z]+) (?P<uri>\S+) [^"]*"$')
+
+
+@dataclass(frozen=True)
+class Served:
+    """One request as the balancer logged it: which replica answered it, and how."""
+
+    server: str
+    status: int
+    method: str
+    path: str
+    query: str
 
 
 class Balancer:
@@ -66,6 +81,16 @@ class Balancer:
     @property
     def log(self) -> str:
         return log_tail(self._log, size=1_000_000)
+
+    def served(self) -> list[Served]:
+        """Every request logged so far, in order (HAProxy writes a request's line once it is answered)."""
+        requests = []
+        for line in self.log.splitlines():
+            found = _LOG_LINE.search(line)
+            if found is not None:
+                path, _, query = found["uri"].partition("?")
+                requests.append(Served(found["server"], int(found["status"]), found["method"], path, query))
+        return requests
 
     def __enter__(self) -> Balancer:
         return self
@@ -158,6 +183,13 @@ class Replicas:
             argv += ["--store", self.store_url]
         return [*argv, *self.extra_args]
 
+    def pid(self, name: str) -> int:
+        """The process id of running replica ``name`` (a tool can say which replica ran it)."""
+        process = self._processes.get(self._known(name))
+        if process is None or process.poll() is not None:
+            raise AssertionError(f"replica {name} is not running")
+        return process.pid
+
     def running(self, name: str) -> bool:
         process = self._processes.get(self._known(name))
         return process is not None and process.poll() is None
@@ -248,12 +280,14 @@ def cluster(
     env: Mapping[str, str] | None = None,
     *,
     health_checks: bool = False,
+    balancer_port: int | None = None,
 ) -> Iterator[Cluster]:
     """``replicas`` replicas of ``app`` behind a :class:`Balancer`; everything is stopped at the end
-    (the balancer first), whatever happens."""
+    (the balancer first), whatever happens. ``balancer_port``: the balancer's port, when the replicas
+    must know their public URL before they start (an ``OAuthProxy``'s ``base_url``)."""
     require("haproxy")
     group = Replicas(app, replicas, store_url=store_url, extra_args=extra_args, env=env)
-    balancer = Balancer(group.backends, health_checks=health_checks)
+    balancer = Balancer(group.backends, port=balancer_port, health_checks=health_checks)
     try:
         group.start()
         balancer.start()
