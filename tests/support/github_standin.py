@@ -172,10 +172,6 @@ class GitHubStandIn:
             )
         return JSONResponse(held[0].as_user())
 
-    def revoke_tokens(self) -> None:
-        """What the user revoking the app at GitHub does: every access token stops working."""
-        self._tokens.clear()
-
 
 def _s256(verifier: str) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
