@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import signal
 import socket
 import subprocess
@@ -21,6 +22,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.http_support import LEGACY, MODERN, Running, free_port, serve
 
 from toolkit import Context, EventStore, Server
@@ -135,7 +137,7 @@ async def body_of(raw: Raw, headers: dict[str, str]) -> bytes:
     return await raw.until(b"0\r\n\r\n")
 
 
-async def open_session(running: Running, *, subscribe: bool = True) -> str:
+async def open_session(running: Running, *, subscribe: bool = True, uri: str = URI) -> str:
     raw = await Raw.open(running)
     try:
         raw.request("POST", legacy_headers(), {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
@@ -148,7 +150,7 @@ async def open_session(running: Running, *, subscribe: bool = True) -> str:
         await body_of(raw, headers)
         assert status == 202
         if subscribe:
-            body = {"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": URI}}
+            body = {"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": uri}}
             raw.request("POST", legacy_headers(session_id), body)
             status, headers = await raw.head()
             await body_of(raw, headers)
@@ -158,17 +160,19 @@ async def open_session(running: Running, *, subscribe: bool = True) -> str:
         await raw.close()
 
 
-async def open_get(running: Running, session_id: str, extra: dict[str, str] | None = None) -> tuple[Raw, int]:
-    raw = await Raw.open(running)
+async def open_get(
+    running: Running, session_id: str, extra: dict[str, str] | None = None, *, receive_buffer: int | None = None
+) -> tuple[Raw, int]:
+    raw = await Raw.open(running, receive_buffer=receive_buffer)
     headers = {"Accept": "text/event-stream", "MCP-Protocol-Version": LEGACY, "Mcp-Session-Id": session_id}
     raw.request("GET", {**headers, **(extra or {})})
     status, _ = await raw.head()
     return raw, status
 
 
-async def open_listen(running: Running, request_id: Any) -> Raw:
-    raw = await Raw.open(running)
-    params = {"notifications": {"resourceSubscriptions": [URI]}, "_meta": META}
+async def open_listen(running: Running, request_id: Any, *, uri: str = URI, receive_buffer: int | None = None) -> Raw:
+    raw = await Raw.open(running, receive_buffer=receive_buffer)
+    params = {"notifications": {"resourceSubscriptions": [uri]}, "_meta": META}
     headers = {
         "Accept": "application/json, text/event-stream",
         "MCP-Protocol-Version": MODERN,
@@ -196,10 +200,10 @@ def tool_call(raw: Raw, name: str, arguments: dict[str, Any], request_id: int = 
     raw.request("POST", headers, {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
 
 
-async def call_tool(running: Running, name: str) -> None:
+async def call_tool(running: Running, name: str, arguments: dict[str, Any] | None = None) -> None:
     raw = await Raw.open(running)
     try:
-        params = {"name": name, "arguments": {}, "_meta": META}
+        params = {"name": name, "arguments": arguments or {}, "_meta": META}
         headers = {
             "Accept": "application/json, text/event-stream",
             "MCP-Protocol-Version": MODERN,
@@ -449,3 +453,92 @@ async def test_a_client_reading_late_gets_every_event_in_order() -> None:
         progress = [m["params"]["progress"] for m in received if m.get("method") == "notifications/progress"]
         assert progress == list(range(1, 3001))
         assert received[-1]["result"]["content"][0]["text"] == "said it all"
+
+
+LONG_URI = "test://long/" + "x" * 30_000
+"""Each of its update notifications is ~30 KB: a few hundred fill every buffer between a server and
+a client that does not read (the client's 4 KiB, the server socket's up to 4 MiB, uvicorn's 64 KiB)."""
+
+
+def flooding_server() -> Server:
+    server = make_server()
+
+    @server.resource(LONG_URI, mime_type="text/plain")
+    def long() -> str:
+        return "long"
+
+    @server.tool()
+    async def flood(count: int) -> str:
+        for _ in range(count):
+            await server.notify_resource_updated(LONG_URI)
+        return "flooded"
+
+    return server
+
+
+def server_sessions(running: Running) -> dict[str, Any]:
+    """The legacy sessions the served app holds, by id."""
+    sessions: dict[str, Any] = running.server.config.app.endpoint.sessions.local
+    return sessions
+
+
+async def read_notifications(raw: Raw, count: int) -> None:
+    """Read ``raw``'s stream until ``count`` update notifications have come."""
+    seen = 0
+    async with asyncio.timeout(DEADLINE):
+        while seen < count:
+            data = await raw.reader.read(1 << 20)
+            if not data:
+                raise AssertionError(f"the stream ended after {seen} of {count} notifications")
+            raw.buffer += data
+            seen = raw.buffer.count(b"notifications/resources/updated")
+
+
+async def read_to_the_end(raw: Raw) -> bytes:
+    async with asyncio.timeout(DEADLINE):
+        while data := await raw.reader.read(1 << 20):
+            raw.buffer += data
+    return raw.buffer
+
+
+@pytest.mark.parametrize("era", ["legacy GET stream", "subscriptions/listen"])
+async def test_a_client_that_stops_reading_holds_up_no_one_and_its_stream_is_given_up(
+    era: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """400 updates of ~30 KB (12 MB) fanned out to a client that reads nothing and one that reads:
+    the reading one hears every one while the other is stuck (the fan-out waits for no one), and
+    the stuck one's stream is given up after ``sse_write_timeout`` without a byte accepted: its
+    subscription ends, and when it reads again it finds its response cut, not completed."""
+    server = flooding_server()
+    count = 400
+    async with serving(server, sse_write_timeout=3.0) as running:
+        if era == "legacy GET stream":
+            stuck_session = await open_session(running, uri=LONG_URI)
+            stuck, status = await open_get(running, stuck_session, receive_buffer=4096)
+            good, good_status = await open_get(running, await open_session(running, uri=LONG_URI))
+            assert status == good_status == 200
+            sessions = server_sessions(running)
+
+            def stuck_stream_open() -> bool:
+                return sessions[stuck_session].standalone is not None
+        else:
+            stuck = await open_listen(running, "stuck", uri=LONG_URI, receive_buffer=4096)
+            good = await open_listen(running, "good", uri=LONG_URI)
+            listeners = server.engine.subscribers._listeners
+
+            def stuck_stream_open() -> bool:
+                return any(listener.subscription_id == "stuck" for listener in listeners)
+
+        try:
+            assert stuck_stream_open()
+            with caplog.at_level(logging.WARNING, logger="toolkit"):
+                await call_tool(running, "flood", {"count": count})
+                await read_notifications(good, count)
+                await until_true(lambda: not stuck_stream_open(), "the stuck client's stream was never given up")
+            assert "accepted nothing for 3 s: the stream is given up" in caplog.text
+            received = await read_to_the_end(stuck)
+            assert 0 < received.count(b"notifications/resources/updated") < count
+            assert not received.endswith(b"0\r\n\r\n")  # cut: the chunked response never ended
+        finally:
+            await stuck.close()
+            await good.close()

@@ -657,7 +657,7 @@ class Server(ComposeMixin, ShapingMixin, OpenAPIMixin):
         sessions), ``allowed_hosts``/``allowed_origins`` (beyond localhost),
         ``dns_rebinding_protection``, ``max_body_bytes``, ``max_sessions``,
         ``session_idle_timeout``, ``event_store``, ``retry_ms``, ``sse_ping_seconds``,
-        ``shutdown_grace``, and ``docs``: the tools page, off by default; ``True`` serves it at
+        ``sse_write_timeout``, ``shutdown_grace``, and ``docs``: the tools page, off by default; ``True`` serves it at
         ``/docs``, a string at that path. Mounted in another app, give that app
         ``lifespan=app.lifespan``.
         """

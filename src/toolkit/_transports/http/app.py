@@ -37,6 +37,7 @@ from .auth import BearerGate, ResourceMetadata
 from .events import can_resume, resume_stream, standalone_stream
 from .security import HostGuard, ToolHeaders, header_problem
 from .sessions import HttpSession, SessionTable
+from .sse import WRITE_TIMEOUT
 from .streams import Responder
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ class McpEndpoint:
         event_store: EventStore | None = None,
         retry_ms: int = 1000,
         sse_ping_seconds: float = 15.0,
+        sse_write_timeout: float = WRITE_TIMEOUT,
         shutdown_grace: float = 10.0,
         auth: ResourceServer | None = None,
         store: Store | None = None,
@@ -92,6 +94,7 @@ class McpEndpoint:
         self.max_body_bytes = max_body_bytes
         self.event_store = event_store if event_store is not None else self.store.events()
         self.sse_ping_seconds = sse_ping_seconds
+        self.sse_write_timeout = sse_write_timeout
         self.lifecycle = Lifecycle(
             engine, max_concurrent_requests=max_concurrent_requests, shutdown_grace=shutdown_grace
         )
@@ -102,6 +105,7 @@ class McpEndpoint:
             event_store=self.event_store,
             retry_ms=retry_ms,
             sse_ping_seconds=sse_ping_seconds,
+            sse_write_timeout=sse_write_timeout,
             max_listeners=max_sessions,
         )
         self._started = False
@@ -417,12 +421,14 @@ class McpEndpoint:
         if await can_resume(self.event_store, session, last_event_id):
             assert self.event_store is not None
             assert last_event_id is not None
-            await resume_stream(self.event_store, last_event_id, scope, receive, send, self.sse_ping_seconds)
+            await resume_stream(
+                self.event_store, last_event_id, scope, receive, send, self.sse_ping_seconds, self.sse_write_timeout
+            )
             return
         if not await self.sessions.claim_stream(session):
             await respond_error(send, 409, INVALID_REQUEST, "Conflict: this session already has an open GET stream")
             return
-        await standalone_stream(session, scope, receive, send, self.sse_ping_seconds)
+        await standalone_stream(session, scope, receive, send, self.sse_ping_seconds, self.sse_write_timeout)
 
     async def _browser(self, scope: Scope, send: Send) -> None:
         """A browser opened the endpoint: to the tools page when it is served, else say what the endpoint is.

@@ -16,13 +16,15 @@ if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
 
-async def standalone_stream(session: HttpSession, scope: Scope, receive: Receive, send: Send, ping: float) -> None:
+async def standalone_stream(
+    session: HttpSession, scope: Scope, receive: Receive, send: Send, ping: float, write_timeout: float
+) -> None:
     """The session's GET stream: unsolicited notifications and requests, until the session ends.
 
     The caller has claimed it in the store (one GET stream per session in the whole
     deployment); the claim is released when the stream ends. It is written by this task alone.
     """
-    stream = EventStream(receive, send, ping)
+    stream = EventStream(receive, send, ping, write_timeout=write_timeout)
     outbox = Outbox(stream)
     session.standalone = outbox
     try:
@@ -57,14 +59,20 @@ async def can_resume(store: EventStore | None, session: HttpSession, last_event_
 
 
 async def resume_stream(
-    store: EventStore, last_event_id: str, scope: Scope, receive: Receive, send: Send, ping: float
+    store: EventStore,
+    last_event_id: str,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    ping: float,
+    write_timeout: float,
 ) -> None:
     """Replay the events after ``last_event_id``, then follow the stream live until it finishes.
 
     The store is followed by a task of its own (its waits are the store's), which hands each
     event to this one; the client leaving ends both.
     """
-    stream = EventStream(receive, send, ping)
+    stream = EventStream(receive, send, ping, write_timeout=write_timeout)
     events: deque[tuple[str, bytes]] = deque()
     ended: list[BaseException | None] = []
 

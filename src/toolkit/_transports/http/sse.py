@@ -9,16 +9,26 @@ that awaits ``receive`` (uvicorn's ``send`` says nothing once the client is gone
 The wire form is the event-stream format (WHATWG HTML, "Server-sent events"): ``id``, ``event``,
 ``data`` and ``retry`` fields, each line ended by CRLF, an empty line ending the event; a ping
 is a comment line.
+
+A client that stops reading (its socket buffers and the server's full) must not hold up anyone
+else: a sender writes to a stream directly only when the write finishes at once, and otherwise
+hands what is left of it to the stream's writer (``send_now``); the writer gives a write
+``write_timeout`` seconds, after which the stream is given up (the client accepted nothing for
+that long) and what was queued for it is dropped with it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
+from collections.abc import Awaitable, Generator
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from starlette.types import Receive, Send
+
+logger = logging.getLogger("toolkit")
 
 HEADERS: Final = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
@@ -27,6 +37,8 @@ HEADERS: Final = [
     (b"x-accel-buffering", b"no"),  # nginx: pass each event on at once
 ]
 PING: Final = b": ping\r\n\r\n"
+WRITE_TIMEOUT: Final = 30.0
+"""Seconds a write to a stream may wait for its client to read before the stream is given up."""
 _MESSAGE: Final = b"event: message\r\n"
 
 
@@ -57,12 +69,14 @@ class EventStream:
     ``idle`` as often as needed, ``close`` once (always, in a ``finally``).
 
     What feeds the stream calls ``wake`` when it has something; the writer takes it and, when
-    nothing is left, awaits ``idle``. ``gone`` is set once the client disconnected: the writer
-    stops, and its ``finally`` decides what becomes of what was not sent.
+    nothing is left, awaits ``idle``. A sender may instead write an event itself while the
+    writer waits with nothing queued (``send_now``). ``gone`` is set once the client
+    disconnected, or stopped reading for ``write_timeout`` seconds: the writer stops, and its
+    ``finally`` decides what becomes of what was not sent.
     """
 
     __slots__ = (
-        "_free",
+        "_handed",
         "_ping_due",
         "_receive",
         "_send",
@@ -74,17 +88,28 @@ class EventStream:
         "grace",
         "ping",
         "stopping",
+        "write_timeout",
     )
 
-    def __init__(self, receive: Receive, send: Send, ping: float, *, grace: float | None = None) -> None:
+    def __init__(
+        self,
+        receive: Receive,
+        send: Send,
+        ping: float,
+        *,
+        grace: float | None = None,
+        write_timeout: float = WRITE_TIMEOUT,
+    ) -> None:
         self._receive = receive
         self._send = send
         self.ping = ping
         """Seconds between two keep-alive comments (0: none)."""
         self.grace = grace
         """At server shutdown, seconds the stream may still run to end by itself (``None``: it ends at once)."""
+        self.write_timeout = write_timeout
+        """Seconds a write may wait for the client to read before the stream is given up."""
         self.gone = False
-        """Set once the client disconnected."""
+        """Set once the client disconnected or stopped reading."""
         self.stopping = False
         """Set once the server ends the stream (``stop``): the writer stops; the response is ended."""
         self._ping_due = False
@@ -92,9 +117,9 @@ class EventStream:
         self._watcher: asyncio.Task[None] | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._writing = False
-        """Set while a write is under way: from the writer, or straight from a sender (``waiting``)."""
-        self._free: asyncio.Future[None] | None = None
-        """What a second write awaits while one is under way (made only then)."""
+        """Set while a write is under way."""
+        self._handed: _Rest | None = None
+        """A sender's write that could not finish at once, for the writer to finish (``send_now``)."""
 
     @property
     def active(self) -> bool:
@@ -122,33 +147,63 @@ class EventStream:
             asyncio.get_running_loop().call_later(self.grace, self.stop)
 
     async def send(self, data: bytes) -> None:
-        """Write one framed event (``frame``), after any write under way; nothing once the client is gone."""
-        await self._write({"type": "http.response.body", "body": data, "more_body": True})
-
-    @property
-    def waiting(self) -> bool:
-        """Whether the writer waits with nothing to do: then a sender may ``send`` its event itself, at
-        once, instead of queueing it and waking the writer (a fan-out's cost is per subscriber)."""
-        waiter = self._waiter
-        return waiter is not None and not waiter.done()
-
-    async def _write(self, message: dict[str, Any]) -> None:
-        while self._writing:  # one write at a time: a sender's may be waiting for a slow client
-            if self._free is None:
-                self._free = asyncio.get_running_loop().create_future()
-            await self._free
+        """The writer's write of one framed event (``frame``); nothing once the client is gone."""
+        if self._handed is not None:
+            await self._settle()
         if self.gone:
             return
         self._writing = True
         try:
-            await self._send(message)
+            rest = _begin(self._send({"type": "http.response.body", "body": data, "more_body": True}))
+            if rest is not None:
+                await self._finish(rest)
         except OSError:  # an ASGI server of spec 2.4 says so when the client left
             self._left()
         finally:
             self._writing = False
-            free, self._free = self._free, None
-            if free is not None and not free.done():
-                free.set_result(None)
+
+    def send_now(self, data: bytes) -> bool:
+        """A sender's write of one framed event, without waiting: done (or handed to the writer, who
+        finishes it before anything else) when the writer waits with nothing to do; ``False`` when
+        not, and the event must be queued for the writer. A fan-out's cost is then per subscriber,
+        and a client that stopped reading holds up its own stream only."""
+        waiter = self._waiter
+        if waiter is None or waiter.done() or self._writing:
+            return False
+        self._writing = True
+        try:
+            rest = _begin(self._send({"type": "http.response.body", "body": data, "more_body": True}))
+        except OSError:
+            self._writing = False
+            self._left()
+            return True
+        if rest is None:
+            self._writing = False
+        else:
+            self._handed = rest  # the client is not reading right now: the writer waits for it, not the sender
+            waiter.set_result(None)
+        return True
+
+    async def _settle(self) -> None:
+        rest, self._handed = self._handed, None
+        assert rest is not None
+        try:
+            await self._finish(rest)
+        except OSError:
+            self._left()
+        finally:
+            self._writing = False
+
+    async def _finish(self, rest: _Rest) -> None:
+        try:
+            async with asyncio.timeout(self.write_timeout):
+                await rest
+        except TimeoutError:
+            logger.warning(
+                "an SSE stream's client accepted nothing for %g s: the stream is given up (sse_write_timeout)",
+                self.write_timeout,
+            )
+            self._left()
 
     def wake(self) -> None:
         """Something is there to send: the writer's ``idle`` returns."""
@@ -158,6 +213,8 @@ class EventStream:
 
     async def idle(self) -> None:
         """Send a ping if one is due, then wait until ``wake``, the next ping, or the client leaving."""
+        if self._handed is not None:
+            await self._settle()
         if self._ping_due and self.active:
             self._ping_due = False
             await self.send(PING)
@@ -168,6 +225,8 @@ class EventStream:
             await waiter
         finally:
             self._waiter = None
+        if self._handed is not None:
+            await self._settle()
 
     async def close(self) -> None:
         """End the response (when the client is still there) and stop the watcher and the pings."""
@@ -178,8 +237,18 @@ class EventStream:
         if self._watcher is not None:
             self._watcher.cancel()
             self._watcher = None
+        if self._handed is not None and not self.gone:
+            await self._settle()
+        if self._handed is not None:  # the client is gone: nobody reads it any more
+            self._handed.close()
+            self._handed = None
         if not self.gone:
-            await self._write({"type": "http.response.body", "body": b"", "more_body": False})
+            try:
+                rest = _begin(self._send({"type": "http.response.body", "body": b"", "more_body": False}))
+                if rest is not None:
+                    await self._finish(rest)
+            except OSError:
+                pass  # the client left as the stream ended
             self.gone = True
 
     def _ping_now(self) -> None:
@@ -200,6 +269,51 @@ class EventStream:
             self._timer.cancel()
             self._timer = None
         self.wake()
+
+
+def _begin(write: Awaitable[None]) -> _Rest | None:
+    """Run ``write`` now, up to its first wait: ``None`` when it finished without one (an ASGI
+    ``send`` whose client keeps up), else what is left of it to await (in any task: an ASGI send
+    enters nothing bound to the task that started it before it first waits)."""
+    steps = write.__await__()
+    try:
+        waiting_on = steps.send(None)
+    except StopIteration:
+        return None
+    return _Rest(steps, waiting_on)
+
+
+class _Rest:
+    """An awaitable stepped once by ``_begin``; awaiting this runs it to its end (what it first
+    waited on is passed on to the awaiting task, and each wake-up, value or exception, back)."""
+
+    __slots__ = ("steps", "waiting_on")
+
+    def __init__(self, steps: Generator[Any, Any, None], waiting_on: Any) -> None:
+        self.steps = steps
+        self.waiting_on = waiting_on
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        steps, waiting_on = self.steps, self.waiting_on
+        while True:
+            try:
+                sent = yield waiting_on
+            except GeneratorExit:
+                steps.close()
+                raise
+            except BaseException as exc:  # a cancellation, passed on to the write
+                try:
+                    waiting_on = steps.throw(exc)
+                except StopIteration:
+                    return
+            else:
+                try:
+                    waiting_on = steps.send(sent)
+                except StopIteration:
+                    return
+
+    def close(self) -> None:
+        self.steps.close()
 
 
 class _ExitWatch:
@@ -263,12 +377,9 @@ class Outbox:
         self.stream.wake()
 
     async def deliver(self, data: bytes) -> None:
-        """Hand over one message: written from here at once when the stream's writer waits with
-        nothing queued (a fan-out's cost is per subscriber), else queued for the writer, in order."""
-        stream = self.stream
-        if not self.items and stream.waiting:
-            await stream.send(frame(data))
-        else:
+        """Hand over one message, never waiting: written from here when the stream's writer waits
+        with nothing queued (a fan-out's cost is per subscriber), else queued for the writer, in order."""
+        if self.items or not self.stream.send_now(frame(data)):
             self.put_nowait(data)
 
     def __repr__(self) -> str:

@@ -129,16 +129,20 @@ class RequestStream:
         if self.unheard and self.streaming and "id" in message:  # a question nobody can answer: fail it now
             raise ClientRequestError("the client disconnected from this request's stream")
         if self.streaming:
-            while self.pending >= MAX_QUEUED and not self.unheard:
-                self._room = self._room or asyncio.Event()
-                await self._room.wait()  # the client reads slower than the request sends: hold it back
-            # A fan-out's notification comes with its JSON made (``_notifications.Encoded``'s ``wire``).
+            # A fan-out's notification comes with its JSON made (``_notifications.Encoded``'s ``wire``),
+            # and is never held back: a client that stopped reading must not stall the others (its
+            # stream is given up after ``sse_write_timeout``, and what was queued with it).
             wire = getattr(message, "wire", None) if type(message) is not dict else None
-            data = wire if isinstance(wire, bytes) else encode(message)
+            if isinstance(wire, bytes):
+                data = wire
+            else:
+                while self.pending >= MAX_QUEUED and not self.unheard:
+                    self._room = self._room or asyncio.Event()
+                    await self._room.wait()  # the client reads slower than the request sends: hold it back
+                data = encode(message)
             direct = self.direct
-            if direct is not None and not self._items and direct.waiting and not self.unheard:
-                await direct.send(frame(data))  # the writer has nothing queued: write it from here, at once
-                return
+            if direct is not None and not self._items and not self.unheard and direct.send_now(frame(data)):
+                return  # the writer had nothing queued: written from here, at once (or handed to it)
             self.put(Event(data))
         elif self.session is not None:
             await self.session.send_unsolicited(message)
@@ -198,6 +202,7 @@ class Responder:
         event_store: EventStore | None,
         retry_ms: int,
         sse_ping_seconds: float,
+        sse_write_timeout: float,
         max_listeners: int = 10_000,
     ) -> None:
         self.lifecycle = lifecycle
@@ -205,6 +210,7 @@ class Responder:
         self.event_store = event_store
         self.retry_ms = retry_ms
         self.sse_ping_seconds = sse_ping_seconds
+        self.sse_write_timeout = sse_write_timeout
         self.stateless_inflight = 0
         self.max_listeners = max_listeners
         """2026-07-28 ``subscriptions/listen`` streams open at once on the endpoint (``max_sessions``: a
@@ -313,7 +319,13 @@ class Responder:
     ) -> None:
         """Carry what the request sends as an SSE stream, its response last; written by this task alone."""
         # At a plain uvicorn's shutdown the stream gets the grace period to end by itself, with its response.
-        sse = EventStream(receive, send, self.sse_ping_seconds, grace=self.lifecycle.shutdown_grace)
+        sse = EventStream(
+            receive,
+            send,
+            self.sse_ping_seconds,
+            grace=self.lifecycle.shutdown_grace,
+            write_timeout=self.sse_write_timeout,
+        )
         store = self.event_store if resumable is not None else None
         stream_id = resumable[0] if resumable is not None else None
         finished = False
