@@ -42,6 +42,7 @@ from toolkit import Context, Server
 from toolkit._auth.oauth import InsecureURL, MetadataRefused, Token, TokenRequestFailed
 from toolkit.auth import (
     OIDC,
+    AccessToken,
     Auth0,
     Entra,
     GitHub,
@@ -195,6 +196,32 @@ def test_every_preset_is_an_upstream_of_the_proxy() -> None:
         assert proxy.upstream is upstream
 
 
+# --- one login, by hand (tests/support/proxy_flow.py) ----------------------------------------------
+
+
+async def log_in(base: str) -> dict[str, str]:
+    """One whole login through toolkit at ``base``: what reaches the client's redirect URI."""
+    async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+        flow = ProxyFlow(base, http)
+        try:
+            client = await flow.register()
+            reply = await flow.answer_consent(await flow.consent_page(client, new_verifier()))
+            return await flow.follow(reply, client.redirect_uri)
+        finally:
+            await flow.aclose()
+
+
+async def logged_in(base: str, proxy: OAuthProxy) -> AccessToken:
+    """One whole login, its code exchanged: toolkit's access token, verified."""
+    async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+        flow = ProxyFlow(base, http)
+        try:
+            tokens = await flow.tokens(await flow.register())
+        finally:
+            await flow.aclose()
+    return await proxy.verify(tokens["access_token"])
+
+
 # --- Google, logging in at the rig's oidc-provider ---------------------------------------------------
 
 
@@ -281,11 +308,8 @@ async def test_toolkit_client_logs_in_with_github_and_a_tool_calls_the_api_as_th
 
 
 async def test_a_github_oauth_app_token_is_kept_as_it_is() -> None:
-    async with github_site() as site, httpx.AsyncClient(timeout=TIMEOUT) as http:
-        flow = ProxyFlow(site.base, http)
-        tokens = await flow.tokens(await flow.register())
-        await flow.aclose()
-        access = await site.proxy.verify(tokens["access_token"])
+    async with github_site() as site:
+        access = await logged_in(site.base, site.proxy)
         upstream = await site.proxy.upstream_credentials(access)
         again = await site.proxy.upstream_token(access)
 
@@ -296,10 +320,7 @@ async def test_a_github_oauth_app_token_is_kept_as_it_is() -> None:
 
 async def test_an_expiring_github_app_token_is_refreshed() -> None:
     async with github_site(expiring=True) as site, httpx.AsyncClient(timeout=TIMEOUT) as http:
-        flow = ProxyFlow(site.base, http)
-        tokens = await flow.tokens(await flow.register())
-        await flow.aclose()
-        access = await site.proxy.verify(tokens["access_token"])
+        access = await logged_in(site.base, site.proxy)
         first = await site.proxy.upstream_credentials(access)
         await expire_upstream(site.proxy, access.claims["gid"])
         second = await site.proxy.upstream_credentials(access)
@@ -361,12 +382,7 @@ async def test_a_mixed_up_github_state_gets_no_code() -> None:
 async def test_a_github_user_id_that_is_not_a_number_is_refused() -> None:
     async with github_site() as site:
         site.standin.account.id = "583231"  # type: ignore[assignment]
-        async with httpx.AsyncClient(timeout=TIMEOUT) as http:
-            flow = ProxyFlow(site.base, http)
-            client = await flow.register()
-            reply = await flow.answer_consent(await flow.consent_page(client, new_verifier()))
-            landed = await flow.follow(reply, client.redirect_uri)
-            await flow.aclose()
+        landed = await log_in(site.base)
     assert landed["error"] == "server_error" and "code" not in landed
 
 
@@ -399,17 +415,6 @@ async def entra_site(**options: Any) -> AsyncIterator[EntraSite]:
             yield EntraSite(running.base, proxy, standin)
 
 
-async def login(site: EntraSite) -> dict[str, str]:
-    """One whole login through toolkit: what reaches the client's redirect URI."""
-    async with httpx.AsyncClient(timeout=TIMEOUT) as http:
-        flow = ProxyFlow(site.base, http)
-        client = await flow.register()
-        reply = await flow.answer_consent(await flow.consent_page(client, new_verifier()))
-        landed = await flow.follow(reply, client.redirect_uri)
-        await flow.aclose()
-    return landed
-
-
 @pytest.mark.parametrize(
     ("options", "user_tenant", "logs_in"),
     [
@@ -429,18 +434,15 @@ async def login(site: EntraSite) -> dict[str, str]:
 async def test_an_entra_login_is_let_in_by_its_tenant(options: dict[str, Any], user_tenant: str, logs_in: bool) -> None:
     async with entra_site(**options) as site:
         site.standin.user_tenant = user_tenant
-        landed = await login(site)
+        landed = await log_in(site.base)
     assert ("code" in landed) is logs_in, landed
     if not logs_in:
         assert landed["error"] == "server_error"
 
 
 async def test_an_entra_login_gives_the_user_and_a_refreshable_upstream_token() -> None:
-    async with entra_site() as site, httpx.AsyncClient(timeout=TIMEOUT) as http:
-        flow = ProxyFlow(site.base, http)
-        tokens = await flow.tokens(await flow.register())
-        await flow.aclose()
-        access = await site.proxy.verify(tokens["access_token"])
+    async with entra_site() as site:
+        access = await logged_in(site.base, site.proxy)
         first = await site.proxy.upstream_token(access)
         await expire_upstream(site.proxy, access.claims["gid"])
         second = await site.proxy.upstream_token(access)

@@ -27,12 +27,15 @@ import base64
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlsplit
 
 from ..oauth import AuthorizationServerMetadata, MetadataRefused, check_url
 from ..tokens import InvalidToken
 from .upstream import DEFAULT_SCOPES, OIDC
+
+if TYPE_CHECKING:
+    from ..jwt import JWTVerifier
 
 GOOGLE_ISSUER: Final = "https://accounts.google.com"
 GOOGLE_BARE_ISSUER: Final = "accounts.google.com"
@@ -252,7 +255,7 @@ class Entra(OIDC):
         )
         self.tenant_issuer: str | None = None
         """The issuer the discovery document named, for one tenant (known once it is fetched)."""
-        self._tenant_verifiers: dict[str, Any] = {}
+        self._tenant_verifiers: dict[str, JWTVerifier] = {}
         self._verifier_lock = asyncio.Lock()
 
     def issuer_of(self, tenant_id: str) -> str:
@@ -324,7 +327,7 @@ class Entra(OIDC):
             raise InvalidToken("the ID token's tid changed under verification")
         return claims
 
-    async def _verifier_for(self, issuer: str, metadata: AuthorizationServerMetadata) -> Any:
+    async def _verifier_for(self, issuer: str, metadata: AuthorizationServerMetadata) -> JWTVerifier:
         from ..jwt import JWTVerifier  # noqa: PLC0415 - the auth extra
 
         async with self._verifier_lock:
