@@ -165,16 +165,112 @@ def check_uncompiled(schema: Any, *, what: str, assert_formats: bool = False) ->
     ``patternProperties`` name), compiled here alone (once per process), or a value that is not
     JSON (bytes, a set, an ``int`` key: ``_plain_json``); either has the whole schema compiled, so
     the refusal is ``check_schema``'s, word for word.
+
+    Generated schemas share their definitions: ``list[Customer]`` and ``Customer | None`` carry
+    the same ``$defs`` entry, in fifty tools. Each definition is checked once (``_by_parts``);
+    only what is the document's own (its root, its references, the totals) is checked each time.
     """
     key = _key(schema, assert_formats)
     if key is not None and (key in _PASSED or key in _CHECKED):
         return
-    regexes: list[Any] = []
-    _check_schema(schema, what=what, assert_formats=assert_formats, regexes=regexes)
+    if not _by_parts(schema, what):
+        regexes: list[Any] = []
+        _check_schema(schema, what=what, assert_formats=assert_formats, regexes=regexes)
     if key is not None:
         if len(_PASSED) >= _CHECKED_MAX:
             _PASSED.clear()
         _PASSED.add(key)
+
+
+# A document whose root says any of these (its dialect, its base URI) is checked whole.
+_WHOLE_ONLY: Final = ("$schema", "$id", "id")
+# Definitions mentioning any of these anywhere (a dialect, a resource, an anchor) are checked with
+# their document: how they are read depends on the document around them.
+_RESOURCE_KEYWORDS: Final = (b"$schema", b"$id", b"$anchor", b"$dynamicAnchor")
+
+
+class _Definition:
+    """What a checked ``$defs`` entry adds to any document holding it: its subschemas, its references."""
+
+    __slots__ = ("count", "references")
+
+    def __init__(self, count: int, references: tuple[tuple[str, str], ...]) -> None:
+        self.count = count
+        self.references = references
+
+
+# Definitions that passed every check at their place in a document ("/$defs/NAME": subschema depth
+# 1, JSON depth 2), by marshal.dumps of their value.
+_DEFINITIONS: dict[bytes, _Definition] = {}
+
+
+def _by_parts(schema: Any, what: str) -> bool:
+    """Whether ``schema`` passes every check of ``check_uncompiled``, its ``$defs`` entries checked
+    once per process. ``False`` says "check it whole" (it may well pass): it has no ``$defs``, a
+    part is of a kind checked with its document only, or something failed, whose refusal the
+    whole check then words exactly as always.
+
+    The same checks, split: a definition sits at the same place in every document (``/$defs/NAME``),
+    so its depths are the same; the metaschema validates each ``$defs`` entry against itself, as
+    ``meta.validate`` does a definition alone; plain JSON is so part by part. What depends on the
+    document (the subschema count, whether every reference lands) is checked per document.
+    """
+    defs = schema.get("$defs") if isinstance(schema, dict) else None
+    if not isinstance(defs, dict) or not defs or any(keyword in schema for keyword in _WHOLE_ONLY):
+        return False
+    parts: list[_Definition] = []
+    for name, definition in defs.items():
+        part = _definition(definition, what) if isinstance(name, str) else None
+        if part is None:
+            return False
+        parts.append(part)
+    root = {keyword: value for keyword, value in schema.items() if keyword != "$defs"}
+    regexes: list[Any] = []
+    resources = _Resources(None)
+    try:
+        count = _walk(schema, resources, what=what, regexes=regexes, start=(None, 0, 0), skip_defs=True)
+        for part in parts:
+            count += part.count
+            resources.references.extend((keyword, value, DEFAULT_BASE, None) for keyword, value in part.references)
+        if count > MAX_SUBSCHEMAS:
+            return False
+        resources.check_references(what)
+        jsonschema_rs.meta.validate(root)
+    except (SchemaError, jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError, TypeError):
+        return False
+    return _plain_json(root) and all(_regex_compiles(regex) for regex in regexes)
+
+
+def _definition(definition: Any, what: str) -> _Definition | None:
+    """A ``$defs`` entry checked at its place (once per value), or ``None``: check the document whole."""
+    try:
+        key = marshal.dumps(definition)
+    except ValueError:
+        return None
+    known = _DEFINITIONS.get(key)
+    if known is not None:
+        return known
+    if not isinstance(definition, dict) or any(keyword in key for keyword in _RESOURCE_KEYWORDS):
+        return None
+    regexes: list[Any] = []
+    resources = _Resources(None)
+    try:
+        count = _walk(definition, resources, what=what, regexes=regexes, start=((None, "$defs"), 1, 2))
+        jsonschema_rs.meta.validate(definition)
+    except (SchemaError, jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError, TypeError):
+        return None
+    if resources.by_uri or resources.anchors or not _plain_json(definition):
+        return None
+    if not all(_regex_compiles(regex) for regex in regexes):
+        return None
+    known = _Definition(count, tuple((keyword, value) for keyword, value, _, _ in resources.references))
+    if len(_DEFINITIONS) >= _DEFINITIONS_MAX:
+        _DEFINITIONS.clear()
+    _DEFINITIONS[key] = known
+    return known
+
+
+_DEFINITIONS_MAX: Final = 4096
 
 
 def compiled(schema: Any, *, assert_formats: bool = False) -> jsonschema_rs.Validator:
@@ -219,10 +315,45 @@ def _check_schema(
     collected into it and compiled alone, the schema compiled only if one fails (and ``None``)."""
     if not isinstance(schema, dict):
         raise SchemaError(f"{what} must be a JSON object (a dict), not {type(schema).__name__}")
-    count = 0
     resources = _Resources(schema.get("$schema"))
+    _walk(schema, resources, what=what, regexes=regexes, start=(None, 0, 0))
+    resources.check_references(what)
+
+    # Anything but a ValidationError from either step (a set or bytes where JSON belongs, ...) is
+    # still the schema's fault: refused in toolkit's words, never a raw exception at registration.
+    unusable = (jsonschema_rs.ReferencingError, ValueError, TypeError)
+    try:
+        jsonschema_rs.meta.validate(schema)
+    except jsonschema_rs.ValidationError as exc:
+        pointer = "/" + "/".join(_escape(str(part)) for part in exc.instance_path)
+        raise SchemaError(f"{what} is not a valid JSON Schema at '{pointer}': {exc.message}", pointer=pointer) from None
+    except unusable as exc:
+        raise SchemaError(f"{what} cannot be compiled: {exc}") from None
+    if regexes is not None and _plain_json(schema) and all(_regex_compiles(regex) for regex in regexes):
+        return None
+    try:
+        return compile_validator(schema, assert_formats=assert_formats)
+    except (jsonschema_rs.ValidationError, *unusable) as exc:
+        raise SchemaError(f"{what} cannot be compiled: {getattr(exc, 'message', exc)}") from None
+
+
+def _walk(
+    schema: Any,
+    resources: _Resources,
+    *,
+    what: str,
+    regexes: list[Any] | None,
+    start: tuple[_Trail, int, int],
+    skip_defs: bool = False,
+) -> int:
+    """The walk of the checks: subschema depth and count, JSON nesting, dialects, the references and
+    resources (into ``resources``), the regular expressions (into ``regexes``). ``start``: where
+    ``schema`` sits (its trail, subschema depth, JSON depth); ``skip_defs``: leave the root's
+    ``$defs`` entries out (checked on their own). The number of subschemas walked."""
+    count = 0
+    trail, depth, json_depth = start
     # (subschema, where it sits, subschema depth, JSON depth, base URI of the resource around it)
-    stack: list[tuple[Any, _Trail, int, int, str]] = [(schema, None, 0, 0, DEFAULT_BASE)]
+    stack: list[tuple[Any, _Trail, int, int, str]] = [(schema, trail, depth, json_depth, DEFAULT_BASE)]
     while stack:
         node, trail, depth, json_depth, base = stack.pop()
         count += 1
@@ -265,28 +396,14 @@ def _check_schema(
             # node is container number json_depth + 1; its value would be the next one.
             elif isinstance(value, dict | list) and not _data_depth_ok(value, MAX_DOCUMENT_DEPTH - json_depth - 1):
                 raise SchemaError(f"{what} is nested deeper than {MAX_DOCUMENT_DEPTH} levels")
+        skip = skip_defs and node is schema
         for child, child_trail in _children(node, trail):
             assert child_trail is not None
+            if skip and child_trail[0] is not None and child_trail[0][1] == "$defs" and child_trail[0][0] is trail:
+                continue
             # one JSON level down ("items": {...}) or two ("properties": {"name": {...}})
             stack.append((child, child_trail, depth + 1, json_depth + (1 if child_trail[0] is trail else 2), base))
-    resources.check_references(what)
-
-    # Anything but a ValidationError from either step (a set or bytes where JSON belongs, ...) is
-    # still the schema's fault: refused in toolkit's words, never a raw exception at registration.
-    unusable = (jsonschema_rs.ReferencingError, ValueError, TypeError)
-    try:
-        jsonschema_rs.meta.validate(schema)
-    except jsonschema_rs.ValidationError as exc:
-        pointer = "/" + "/".join(_escape(str(part)) for part in exc.instance_path)
-        raise SchemaError(f"{what} is not a valid JSON Schema at '{pointer}': {exc.message}", pointer=pointer) from None
-    except unusable as exc:
-        raise SchemaError(f"{what} cannot be compiled: {exc}") from None
-    if regexes is not None and _plain_json(schema) and all(_regex_compiles(regex) for regex in regexes):
-        return None
-    try:
-        return compile_validator(schema, assert_formats=assert_formats)
-    except (jsonschema_rs.ValidationError, *unusable) as exc:
-        raise SchemaError(f"{what} cannot be compiled: {getattr(exc, 'message', exc)}") from None
+    return count
 
 
 class _Resources:
