@@ -121,20 +121,66 @@ class Translator:
         self.defs: dict[str, JsonSchema] = {}
         self._names: dict[str, str] = {}  # core ref -> definition name
         self._refs_by_name: dict[str, str] = {}
+        self._kept: dict[str, translated.Translated] = {}  # definition name -> its kept translation
+        self._tidy: set[str] = set()  # the definitions hints.tidy has something to do in
+        self._tidy_root = False  # ... and whether it has in the rest of the document
 
     # --- document ---------------------------------------------------------------------------
 
     def document(self, core: dict[str, Any]) -> JsonSchema:
         root = self.node(core)
-        counts = _ref_counts(root, self.defs)
         reference = root.get("$ref")
-        if isinstance(reference, str) and len(root) == 1 and counts.get(reference) == 1:
-            root = dict(self.defs[reference[len(REF_PREFIX) :]])  # inline the root: referenced once
-        reachable = _reachable(root, self.defs)
+        inlined = None
+        if isinstance(reference, str) and len(root) == 1 and self._count(reference) == 1:
+            inlined = reference[len(REF_PREFIX) :]
+            root = dict(self.defs[inlined])  # inline the root: referenced once
+            self._tidy_root = inlined in self._tidy
+        if inlined is None:
+            pending: list[str] = []
+            _walk_refs(root, pending)
+        else:
+            pending = list(self._references(inlined))
+        reachable: set[str] = set()
+        while pending:
+            name = pending.pop()[len(REF_PREFIX) :]
+            if name not in reachable and name in self.defs:
+                reachable.add(name)
+                pending.extend(self._references(name))
         defs = {name: schema for name, schema in self.defs.items() if name in reachable}
         if defs:
             root["$defs"] = defs
         return root
+
+    def _references(self, name: str) -> tuple[str, ...] | list[str]:
+        """Every reference in the definition ``name``: a kept one's are found once for every document."""
+        kept = self._kept.get(name)
+        if kept is not None:
+            return kept.references(_walk_refs)
+        found: list[str] = []
+        _walk_refs(self.defs[name], found)
+        return found
+
+    def _count(self, reference: str) -> int:
+        """How often ``reference`` is used: by the root (once) and in every definition."""
+        return 1 + sum(self._references(name).count(reference) for name in self.defs)
+
+    def tidy_skips(self) -> tuple[bool, frozenset[str]]:
+        """What ``hints.tidy`` may leave out of the last document: its root part (``True``: there is
+        nothing to do there) and the definitions with nothing to do in them."""
+        return not self._tidy_root, frozenset(name for name in self.defs if name not in self._tidy)
+
+    def tidied(self) -> None:
+        """The last document was tidied: its kept definitions have nothing more to tidy, in any document."""
+        for kept in self._kept.values():
+            kept.tidied = True
+
+    def _untidy(self) -> None:
+        """The node being made holds something for ``hints.tidy`` (a union, a tag mark, a keyword of the user's)."""
+        frames = self._frames
+        if frames:
+            frames[-1].untidy = True
+        else:
+            self._tidy_root = True
 
     def _name(self, core_ref: str) -> str:
         name = self._names.get(core_ref)
@@ -171,11 +217,18 @@ class Translator:
         try:
             if kept is not None and self._replay(core_ref, kept):
                 self.defs[name] = kept.body  # shared: see _schema/translated.py
+                self._kept[name] = kept
+                if not kept.tidied:
+                    self._tidy.add(name)
                 return reference
             frame.children = []
             body = self.defs[name] = self._annotated(core)
+            if frame.untidy:
+                self._tidy.add(name)
             if not frame.tainted and cls is not None:
-                translated.keep(core_ref, self.mode, translated.Translated(body, frame.children, cls))
+                entry = translated.Translated(body, frame.children, cls, tidied=not frame.untidy)
+                translated.keep(core_ref, self.mode, entry)
+                self._kept[name] = entry
         finally:
             self._in_progress.discard(core_ref)
             frames.pop()
@@ -228,13 +281,21 @@ class Translator:
         body = self._body(core)
         updates = metadata.get("pydantic_js_updates")
         if updates:
+            self._said(updates)
             body = {**body, **updates}
         extra = metadata.get("pydantic_js_extra")
         if extra:
             if not isinstance(extra, dict):
                 raise Unsupported
+            self._untidy()
             body.update(pydantic_core.to_jsonable_python(extra))
         return body
+
+    def _said(self, updates: dict[str, Any]) -> None:
+        """What a ``Field`` says on top of a schema: a title, a description, examples leave ``tidy``
+        nothing to do; anything else might."""
+        if not updates.keys() <= _SAID_ONLY:
+            self._untidy()
 
     def _body(self, core: dict[str, Any]) -> JsonSchema:
         kind = core.get("type")
@@ -383,14 +444,20 @@ class Translator:
         null = {"type": "null"}
         if inner == null:
             return null
-        return _flat_any_of([inner, null])
+        return self._any_of([inner, null])
 
     def _union(self, core: dict[str, Any]) -> JsonSchema:
         choices = [choice[0] if isinstance(choice, tuple) else choice for choice in core["choices"]]
         generated = [self.node(choice) for choice in choices]
         if len(generated) == 1:
             return generated[0]
-        return _flat_any_of(generated)
+        return self._any_of(generated)
+
+    def _any_of(self, schemas: list[JsonSchema]) -> JsonSchema:
+        union = _flat_any_of(schemas)
+        if "anyOf" in union:
+            self._untidy()  # oneOf where the branches are disjoint
+        return union
 
     def _tagged_union(self, core: dict[str, Any]) -> JsonSchema:
         discriminator = core.get("discriminator")
@@ -401,6 +468,7 @@ class Translator:
             branch = self.node(choice)
             if branch not in branches:
                 branches.append(branch)
+        self._untidy()
         return {"oneOf": branches, TAG_MARK: discriminator}
 
     def _function_after(self, core: dict[str, Any]) -> JsonSchema:
@@ -535,11 +603,13 @@ class Translator:
             raise Unsupported
         updates = metadata.get("pydantic_js_updates")
         if updates:
+            self._said(updates)
             schema = {**schema, **updates}
         extra = metadata.get("pydantic_js_extra")
         if extra:
             if not isinstance(extra, dict):
                 raise Unsupported
+            self._untidy()
             schema.update(pydantic_core.to_jsonable_python(extra))
         reference = schema.get("$ref")
         if isinstance(reference, str) and len(schema) > 1:
@@ -577,14 +647,20 @@ _METHODS: dict[Any, Callable[[Translator, dict[str, Any]], JsonSchema]] = {}
 
 
 class _Frame:
-    """A class definition being translated: the class references met inside it, whether it may be kept."""
+    """A class definition being translated: the class references met inside it, whether it may be kept,
+    whether ``hints.tidy`` has anything to do in it."""
 
-    __slots__ = ("children", "core_ref", "tainted")
+    __slots__ = ("children", "core_ref", "tainted", "untidy")
 
     def __init__(self, core_ref: str) -> None:
         self.core_ref = core_ref
         self.children: list[tuple[str, dict[str, Any]]] = []
         self.tainted = False
+        self.untidy = False
+
+
+# What a Field may say on top of a schema that leaves hints.tidy nothing to do.
+_SAID_ONLY: Final = frozenset({"title", "description", "examples", "deprecated"})
 
 
 def _flat_any_of(schemas: list[JsonSchema]) -> JsonSchema:
@@ -615,31 +691,6 @@ def _walk_refs(node: Any, found: list[str]) -> None:
     elif isinstance(node, list):
         for item in node:
             _walk_refs(item, found)
-
-
-def _ref_counts(root: JsonSchema, defs: dict[str, JsonSchema]) -> dict[str, int]:
-    found: list[str] = []
-    _walk_refs(root, found)
-    for schema in defs.values():
-        _walk_refs(schema, found)
-    counts: dict[str, int] = {}
-    for reference in found:
-        counts[reference] = counts.get(reference, 0) + 1
-    return counts
-
-
-def _reachable(root: JsonSchema, defs: dict[str, JsonSchema]) -> set[str]:
-    seen: set[str] = set()
-    pending: list[str] = []
-    _walk_refs(root, pending)
-    while pending:
-        reference = pending.pop()
-        name = reference[len(REF_PREFIX) :]
-        if name in seen or name not in defs:
-            continue
-        seen.add(name)
-        _walk_refs(defs[name], pending)
-    return seen
 
 
 def translate(core: collections.abc.Mapping[str, Any], mode: Mode) -> JsonSchema:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Annotated, Any, Final, get_args, get_origin
 
 import annotated_types
@@ -177,10 +177,16 @@ def _generate(annotation: Any, mode: Mode) -> JsonSchema:
     # no TypeAdapter at registration; the tool builds one when it is first called.
     core = cores.core_schema(annotation)
     if core is not None:
+        translator = corejson.Translator(mode)
         try:
-            return tidy(corejson.translate(core, mode))
+            schema = translator.translate(core)
         except Unsupported:
             pass
+        else:
+            root_done, done = translator.tidy_skips()
+            tidy(schema, root_done=root_done, done=done)
+            translator.tidied()
+            return schema
     return generate_with_adapter(annotation, mode)
 
 
@@ -343,12 +349,19 @@ def _constrain(schema: JsonSchema, kind: str, item: Any) -> bool:
 # --- post-processing ---------------------------------------------------------------------------
 
 
-def tidy(schema: JsonSchema) -> JsonSchema:
-    """Drop the OpenAPI ``discriminator`` keyword and choose ``oneOf``/``anyOf`` per union."""
+def tidy(schema: JsonSchema, *, root_done: bool = False, done: Collection[str] = ()) -> JsonSchema:
+    """Drop the OpenAPI ``discriminator`` keyword and choose ``oneOf``/``anyOf`` per union.
+
+    ``corejson`` tells what needs none of it: ``root_done``, the document but its ``$defs``;
+    ``done``, the names of definitions (a class's definition, shared by every document holding it,
+    is tidied by the first one; tidying it again changes nothing).
+    """
     defs = schema.get("$defs", {})
-    _tidy_node(schema, defs)
-    for definition in defs.values():
-        _tidy_node(definition, defs)
+    if not root_done:
+        _tidy_node(schema, defs)
+    for name, definition in defs.items():
+        if name not in done:
+            _tidy_node(definition, defs)
     return schema
 
 

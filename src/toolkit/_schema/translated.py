@@ -14,11 +14,13 @@ the same address nor a rebuilt one can meet a stale translation. The store is bo
 A kept body is the very object of the first document that held it, and of every later one: the
 subschemas of generated schemas are shared and never changed (``hints.type_schema``), except by
 ``hints.tidy``, which runs on each document as it is made and leaves a tidied node as it is (the
-tag marks it consumes are gone, the ``oneOf``/``anyOf`` choice comes out the same again).
+tag marks it consumes are gone, the ``oneOf``/``anyOf`` choice comes out the same again). So a kept
+body is tidied once (``tidied``), and its references are found once, for every later document.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from .._types import JsonSchema, Mode
@@ -29,17 +31,32 @@ _MAX: Final = 4096
 class Translated:
     """One class's definition in one mode, and the classes it refers to, in order."""
 
-    __slots__ = ("body", "children", "cls", "core_schema")
+    __slots__ = ("_references", "body", "children", "cls", "core_schema", "tidied")
 
-    def __init__(self, body: JsonSchema, children: list[tuple[str, dict[str, Any]]], cls: Any) -> None:
+    def __init__(
+        self, body: JsonSchema, children: list[tuple[str, dict[str, Any]]], cls: Any, *, tidied: bool = False
+    ) -> None:
         self.body = body
         self.children = tuple(children)
         """(core ref, core schema) of each class reference met while translating, repeats included."""
         self.cls = cls
         self.core_schema = _own_schema(cls)
+        self.tidied = tidied
+        """Whether ``hints.tidy`` has nothing (more) to do in the body: it holds no union, tag mark or
+        keyword of the user's, or a document holding it was tidied (tidying again changes nothing)."""
+        self._references: tuple[str, ...] | None = None
 
     def fits(self, cls: Any) -> bool:
         return cls is self.cls and _own_schema(cls) is self.core_schema
+
+    def references(self, walk: Callable[[Any, list[str]], None]) -> tuple[str, ...]:
+        """Every reference in the body (``walk`` finds them), found once: tidying changes none."""
+        found = self._references
+        if found is None:
+            listed: list[str] = []
+            walk(self.body, listed)
+            found = self._references = tuple(listed)
+        return found
 
 
 def _own_schema(cls: Any) -> Any:
