@@ -14,10 +14,10 @@ App", "Refreshing user access tokens"), and what that changes here:
   ``OIDC._token_request`` takes an ``error`` member for an error whatever the status.
 - Scopes are granted as a comma-separated ``scope``.
 - PKCE: S256 only (supported since July 2025; toolkit always sends it).
-- Tokens are opaque. An OAuth app's never expire and come without a refresh token; a GitHub
-  App's, with "expire user authorization tokens" on, expire after eight hours and come with a
-  refresh token (six months), replaced at every refresh. Both work: the first is never
-  refreshed, the second is refreshed when it has expired.
+- Tokens are opaque. An OAuth app's do not expire (until revoked or unused for a year) and come
+  without a refresh token; a GitHub App's, with "expire user authorization tokens" on, expire
+  after eight hours and come with a refresh token (six months), replaced at every refresh. Both
+  work: the first is never refreshed, the second is refreshed when it has expired.
 - No ``iss`` in the authorization response (RFC 9207): the callback is bound by ``state`` and
   the browser cookie alone.
 """
