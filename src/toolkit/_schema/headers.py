@@ -9,6 +9,7 @@ Both read the annotations with ``header_params``.
 
 from __future__ import annotations
 
+import marshal
 import re
 from collections.abc import Mapping
 from typing import Any, Final
@@ -28,6 +29,8 @@ def header_params(schema: Mapping[str, Any], what: str) -> dict[str, tuple[str, 
     An annotation must sit on a primitive property reachable from the root through
     ``properties`` alone, with a token-syntax name unique regardless of case.
     """
+    if not _may_hold(schema):
+        return {}
     # Besides data: the annotation's own value, a header name (checked where read, never a schema).
     not_walked = DATA_KEYWORDS | {_HEADER_KEY}
     found: dict[str, tuple[str, ...]] = {}
@@ -63,3 +66,20 @@ def header_params(schema: Mapping[str, Any], what: str) -> dict[str, tuple[str, 
 
     visit(schema, (), True)
     return found
+
+
+_HEADER_BYTES: Final = _HEADER_KEY.encode()
+
+
+def _may_hold(schema: Mapping[str, Any]) -> bool:
+    """Whether the annotation's name is anywhere in ``schema`` (as a key, or as any string at all).
+
+    Few tools have header parameters, and most input schemas are plain data: ``marshal`` writes
+    every string of one out (the first time it meets that string object, at least), so a schema
+    whose bytes lack the name holds no annotation, found without walking it. Anything ``marshal``
+    refuses (a custom mapping, a ``str`` subclass) is walked.
+    """
+    try:
+        return _HEADER_BYTES in marshal.dumps(schema)
+    except ValueError:
+        return True

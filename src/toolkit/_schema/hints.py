@@ -142,15 +142,25 @@ def _drop_enum_titles(node: Any, names: set[str]) -> None:
             _drop_enum_titles(child, names)
 
 
-def _spelled(annotation: Any) -> str:
+def _spelled(annotation: Any) -> Any:
     """How ``annotation`` is written, in order: ``typing`` counts ``Union[A, B]`` equal to
-    ``Union[B, A]`` (same hash), and pydantic keeps the order, so a cache keyed on the hint alone
-    would serve whichever came first for both."""
-    return repr(annotation)
+    ``Union[B, A]`` (same hash), and ``Literal[1, 2]`` equal to ``Literal[2, 1]``, and pydantic
+    keeps the order, so a cache keyed on the hint alone would serve whichever came first for both.
+
+    The arguments in order, all the way down, each leaf with its type (``True == 1``); what the
+    hint's own equality already tells apart (``list`` or ``set``, ``Annotated``'s metadata) need
+    not be in it. (``repr`` would do, at several times the cost: a ``Field`` prints every option.)
+    """
+    args = getattr(annotation, "__args__", None)
+    if type(args) is not tuple:
+        return type(annotation)
+    return tuple(
+        _spelled(arg) if isinstance(getattr(arg, "__args__", None), tuple) else (arg, type(arg)) for arg in args
+    )
 
 
 @functools.lru_cache(maxsize=4096)
-def _adapter(annotation: Any, spelled: str) -> TypeAdapter[Any]:
+def _adapter(annotation: Any, spelled: Any) -> TypeAdapter[Any]:
     return TypeAdapter(annotation)
 
 
@@ -168,7 +178,7 @@ def adapter_for(annotation: Any) -> TypeAdapter[Any]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _cached_schema(annotation: Any, spelled: str, mode: Mode) -> JsonSchema:
+def _cached_schema(annotation: Any, spelled: Any, mode: Mode) -> JsonSchema:
     return _generate(annotation, mode)
 
 
