@@ -71,7 +71,7 @@ def header_params(schema: Mapping[str, Any], what: str) -> dict[str, tuple[str, 
 _HEADER_BYTES: Final = _HEADER_KEY.encode()
 
 
-def _may_hold(schema: Mapping[str, Any]) -> bool:
+def _may_hold(schema: Any) -> bool:
     """Whether the annotation's name is anywhere in ``schema`` (as a key, or as any string at all).
 
     Few tools have header parameters, and most input schemas are plain data: ``marshal`` writes
