@@ -21,9 +21,9 @@ import pydantic_core
 from .._errors import SchemaError
 from .keywords import (
     REFERENCE_KEYWORDS,
-    SCHEMA_KEYWORDS,
     SUBSCHEMA,
     SUBSCHEMA_LIST,
+    SUBSCHEMA_MAP,
     SUBSCHEMA_MAP_OR_NAMES,
     SUBSCHEMA_OR_LIST,
 )
@@ -72,33 +72,29 @@ def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
-_Trail = tuple[Any, str] | None
-"""Where a subschema sits: ``(parent trail, token)``; pointers are built only for messages."""
+_Trail = tuple[Any, Any] | None
+"""Where a subschema sits: ``(parent trail, token)`` (a keyword, a name, a list index); pointers are
+built only for messages."""
 
 
 def _pointer(trail: _Trail) -> str:
     tokens: list[str] = []
     while trail is not None:
         trail, token = trail
-        tokens.append(token)
+        tokens.append(str(token))
     return "".join(f"/{_escape(token)}" for token in reversed(tokens))
 
 
-def _children(node: dict[str, Any], trail: _Trail) -> Iterator[tuple[Any, _Trail]]:
-    for keyword, value in node.items():
-        if keyword not in SCHEMA_KEYWORDS:
-            continue
-        here = (trail, keyword)
-        if keyword in SUBSCHEMA or (keyword in SUBSCHEMA_OR_LIST and not isinstance(value, list)):
-            yield value, here
-        elif keyword in SUBSCHEMA_LIST or keyword in SUBSCHEMA_OR_LIST:
-            if isinstance(value, list):
-                for index, item in enumerate(value):
-                    yield item, (here, str(index))
-        elif isinstance(value, dict):  # a name map
-            for name, item in value.items():
-                if keyword not in SUBSCHEMA_MAP_OR_NAMES or isinstance(item, dict | bool):
-                    yield item, (here, str(name))
+_ONE, _LIST, _ONE_OR_LIST, _MAP, _MAP_OR_NAMES = range(5)
+# What a keyword holding subschemas holds: one, a list, either, a name map, a name map of either
+# a subschema or names.
+_KIND: Final[dict[str, int]] = {
+    **dict.fromkeys(SUBSCHEMA, _ONE),
+    **dict.fromkeys(SUBSCHEMA_LIST, _LIST),
+    **dict.fromkeys(SUBSCHEMA_OR_LIST, _ONE_OR_LIST),
+    **dict.fromkeys(SUBSCHEMA_MAP, _MAP),
+    **dict.fromkeys(SUBSCHEMA_MAP_OR_NAMES, _MAP_OR_NAMES),
+}
 
 
 def _data_depth_ok(value: dict[str, Any] | list[Any], allowed: int) -> bool:
@@ -349,11 +345,19 @@ def _walk(
     """The walk of the checks: subschema depth and count, JSON nesting, dialects, the references and
     resources (into ``resources``), the regular expressions (into ``regexes``). ``start``: where
     ``schema`` sits (its trail, subschema depth, JSON depth); ``skip_defs``: leave the root's
-    ``$defs`` entries out (checked on their own). The number of subschemas walked."""
+    ``$defs`` entries out (checked on their own). The number of subschemas walked.
+
+    One pass over each subschema's keywords: the checks of its own values, then its subschemas
+    pushed (in the order of its keywords), as ``_children`` yields them. It runs over every
+    schema a server registers, so it is written for speed.
+    """
     count = 0
+    id_keyword = resources.id_keyword
+    references = resources.references
     trail, depth, json_depth = start
     # (subschema, where it sits, subschema depth, JSON depth, base URI of the resource around it)
     stack: list[tuple[Any, _Trail, int, int, str]] = [(schema, trail, depth, json_depth, DEFAULT_BASE)]
+    push = stack.append
     while stack:
         node, trail, depth, json_depth, base = stack.pop()
         count += 1
@@ -370,18 +374,37 @@ def _walk(
             raise SchemaError(
                 f"{what} has a subschema at '{pointer}' that is neither an object nor a boolean", pointer=pointer
             )
-        base = resources.enter(node, trail, base, what)
+        if trail is None or id_keyword in node:
+            base = resources.enter(node, trail, base, what)
+        skip = skip_defs and node is schema
+        deeper = depth + 1
         for keyword, value in node.items():
-            if keyword in SCHEMA_KEYWORDS:
-                if keyword == "patternProperties" and regexes is not None and isinstance(value, dict):
-                    regexes.extend(value)
+            kind = _KIND.get(keyword)
+            if kind is not None:  # subschemas: pushed, walked in turn
+                here = (trail, keyword)
+                if kind == _ONE or (kind == _ONE_OR_LIST and not isinstance(value, list)):
+                    push((value, here, deeper, json_depth + 1, base))  # one JSON level down ("items": {...})
+                elif kind in (_LIST, _ONE_OR_LIST):
+                    if isinstance(value, list):
+                        for index, item in enumerate(value):
+                            push((item, (here, index), deeper, json_depth + 2, base))
+                elif isinstance(value, dict) and not (skip and keyword == "$defs"):  # a name map: two levels
+                    if kind == _MAP:
+                        if keyword == "patternProperties" and regexes is not None:
+                            regexes.extend(value)
+                        for name, item in value.items():
+                            push((item, (here, name), deeper, json_depth + 2, base))
+                    else:  # draft-07 "dependencies": a subschema, or a list of names (data)
+                        for name, item in value.items():
+                            if isinstance(item, dict | bool):
+                                push((item, (here, name), deeper, json_depth + 2, base))
                 continue
             if keyword == "pattern" and regexes is not None:
                 regexes.append(value)
             if keyword in REFERENCE_KEYWORDS:
                 if not isinstance(value, str):
                     raise _elsewhere(what, keyword, value, trail, None)
-                resources.references.append((keyword, value, base, trail))
+                references.append((keyword, value, base, trail))
             elif keyword == "$schema" and (not isinstance(value, str) or value not in SUPPORTED_DIALECTS):
                 pointer = _pointer(trail)
                 raise SchemaError(
@@ -396,13 +419,6 @@ def _walk(
             # node is container number json_depth + 1; its value would be the next one.
             elif isinstance(value, dict | list) and not _data_depth_ok(value, MAX_DOCUMENT_DEPTH - json_depth - 1):
                 raise SchemaError(f"{what} is nested deeper than {MAX_DOCUMENT_DEPTH} levels")
-        skip = skip_defs and node is schema
-        for child, child_trail in _children(node, trail):
-            assert child_trail is not None
-            if skip and child_trail[0] is not None and child_trail[0][1] == "$defs" and child_trail[0][0] is trail:
-                continue
-            # one JSON level down ("items": {...}) or two ("properties": {"name": {...}})
-            stack.append((child, child_trail, depth + 1, json_depth + (1 if child_trail[0] is trail else 2), base))
     return count
 
 
