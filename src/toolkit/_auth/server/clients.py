@@ -12,6 +12,8 @@ forgery waiting to happen. So the fetch (``MetadataDocuments``):
   ``Host`` header stay the URL's), so a second DNS answer cannot point it elsewhere;
 - follows no redirect, reads at most ``max_bytes`` and gives up after ``timeout`` seconds in all
   (a server dripping one byte a second is cut off like a silent one);
+- checks the server's certificate, against the public CAs or the ones ``verify`` names (an
+  internal CA), never not at all: the document is trusted for the https origin it came from;
 - checks the document (``client_id`` is the URL exactly, ``redirect_uris``, no shared secret) and
   keeps it for its ``Cache-Control: max-age`` (at most 24 hours, 5 minutes when it says nothing);
   a failed fetch is remembered for a minute, so a client cannot make the server fetch in a loop.
@@ -23,8 +25,10 @@ import asyncio
 import ipaddress
 import json
 import logging
+import os
 import re
 import socket
+import ssl
 import time
 from dataclasses import dataclass
 from typing import Any, Final
@@ -128,6 +132,29 @@ def is_metadata_document_url(client_id: str) -> bool:
     return client_id.startswith(("https://", "http://"))
 
 
+def trust_of(verify: object) -> ssl.SSLContext | bool:
+    """``client_metadata_verify=`` as httpx takes it: ``True`` (certifi's CAs) or an ``SSLContext``."""
+    if verify is True or isinstance(verify, ssl.SSLContext):
+        return verify
+    if verify is False:
+        raise ValueError(
+            "client_metadata_verify=False: a client metadata document is trusted for the https origin it came "
+            "from, so its certificate is always checked; give the CA bundle that signed it (a PEM file's path) "
+            "or an ssl.SSLContext"
+        )
+    if isinstance(verify, str | os.PathLike):
+        try:
+            return ssl.create_default_context(cafile=os.fspath(verify))
+        except (OSError, ssl.SSLError) as exc:
+            raise ValueError(
+                f"client_metadata_verify={os.fspath(verify)!r}: cannot load it as a PEM bundle of CA certificates "
+                f"({exc})"
+            ) from None
+    raise TypeError(
+        f"client_metadata_verify={verify!r}: give True, a PEM file of CA certificates (a path) or an ssl.SSLContext"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class _Target:
     url: str
@@ -146,11 +173,13 @@ class MetadataDocuments:
         allow_private_addresses: bool = False,
         max_bytes: int = 16 * 1024,
         timeout: float = 5.0,
+        verify: bool | str | os.PathLike[str] | ssl.SSLContext = True,
     ) -> None:
         self.allow_http_loopback = allow_http_loopback
         self.allow_private_addresses = allow_private_addresses
         self.max_bytes = max_bytes
         self.timeout = timeout
+        self.verify = trust_of(verify)
         self._cache: dict[str, tuple[DownstreamClient | str, float]] = {}
 
     async def client(self, url: str) -> DownstreamClient:
@@ -265,7 +294,7 @@ class MetadataDocuments:
         try:
             async with (
                 asyncio.timeout(self.timeout),
-                httpx.AsyncClient(follow_redirects=False, trust_env=False) as http,
+                httpx.AsyncClient(follow_redirects=False, trust_env=False, verify=self.verify) as http,
             ):
                 request = http.build_request("GET", target.url, headers=headers, extensions=extensions)
                 response = await http.send(request, stream=True)

@@ -38,6 +38,9 @@ from .paths import AUTHORIZE, JWKS, REGISTER, REVOKE, TOKEN, UpstreamLoginRequir
 from .upstream import OIDC
 
 if TYPE_CHECKING:
+    import os
+    import ssl
+
     from ..._store.base import Store
     from ..jwt import JWTVerifier
 
@@ -74,6 +77,10 @@ class OAuthProxy:
             link-local addresses (tests, internal deployments); refused by default (SSRF).
         client_metadata_timeout: Seconds a metadata document fetch may take, all in.
         client_metadata_max_bytes: The most a metadata document may weigh.
+        client_metadata_verify: Whom to trust for the https of client metadata documents: ``True``
+            (the default) the public certificate authorities (certifi's bundle), a path to a PEM
+            bundle of CA certificates (an internal CA), or an ``ssl.SSLContext``. Turning the check
+            off (``False``) is refused: a document is trusted for the https origin it came from.
     """
 
     issues_tokens: Final = True
@@ -97,6 +104,7 @@ class OAuthProxy:
         allow_private_addresses: bool = False,
         client_metadata_timeout: float = 5.0,
         client_metadata_max_bytes: int = 16 * 1024,
+        client_metadata_verify: bool | str | os.PathLike[str] | ssl.SSLContext = True,
     ) -> None:
         from ..jwt import require_extra  # noqa: PLC0415 - PyJWT and cryptography: the auth extra
 
@@ -127,6 +135,7 @@ class OAuthProxy:
             allow_private_addresses=allow_private_addresses,
             max_bytes=client_metadata_max_bytes,
             timeout=client_metadata_timeout,
+            verify=client_metadata_verify,
         )
         self.server_name = "this MCP server"
         self._grants: Grants | None = None
@@ -189,6 +198,21 @@ class OAuthProxy:
         if self.scopes is not None:
             document["scopes_supported"] = list(self.scopes)
         return document
+
+    def openid_configuration(self) -> dict[str, Any]:
+        """The same metadata as OpenID Connect Discovery 1.0 serves it (``/.well-known/openid-configuration``).
+
+        MCP clients that find no RFC 8414 document try this one (MCP 2025-11-25, "Authorization
+        Server Metadata Discovery"); some try it alone. It is RFC 8414's document (RFC 8414 §5 says
+        they may be one) plus the two members OpenID Connect Discovery §3 requires and strict
+        parsers (the TypeScript SDK's) insist on. toolkit issues access tokens only, no ID token:
+        the signing algorithm named is its key's, the one its tokens are signed with.
+        """
+        return {
+            **self.metadata(),
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": [self.keys.current.algorithm],
+        }
 
     # --- the resource server's side --------------------------------------------------------------
 

@@ -3,7 +3,9 @@
 Beside the MCP endpoint and its protected resource metadata, an app whose ``auth=`` is an
 ``OAuthProxy`` serves:
 
-- ``/.well-known/oauth-authorization-server`` (RFC 8414) and ``/jwks``: public, CORS ``*``.
+- ``/.well-known/oauth-authorization-server`` (RFC 8414), the same document as OpenID Connect
+  Discovery serves it (``/.well-known/openid-configuration``, the one MCP clients try next), and
+  ``/jwks``: public, CORS ``*``.
 - ``/authorize`` (GET) and its consent form (POST ``/authorize/consent``): pages for people,
   with no external asset, no script, a strict CSP, no framing (clickjacking), no caching, no
   referrer (the URLs carry one-time ids).
@@ -25,6 +27,7 @@ from urllib.parse import parse_qsl
 
 from starlette.routing import Route
 
+from ..._auth.oauth import OPENID_WELL_KNOWN
 from ..._auth.server.answers import Answer, ConsentRequest, ErrorPage, JsonAnswer, Redirect, oauth_error
 from ..._auth.server.paths import (
     AUTHORIZE,
@@ -205,6 +208,7 @@ def authorization_routes(proxy: object, guard: HostGuard, store: Store, resource
     back_channel = ("POST", "OPTIONS")
     table: list[tuple[str, tuple[str, ...], Handler, bool]] = [
         (METADATA, read_only, handlers.metadata, True),
+        (OPENID_WELL_KNOWN, read_only, handlers.openid_configuration, True),
         (JWKS, read_only, handlers.jwks, True),
         (AUTHORIZE, ("GET",), handlers.authorize, False),
         (CONSENT, ("POST",), handlers.consent, False),
@@ -238,6 +242,9 @@ class Handlers:
 
     async def metadata(self, scope: Scope, headers: dict[str, str], body: bytes | None) -> Answer:
         return JsonAnswer(200, self.proxy.metadata(), {"cache-control": "public, max-age=3600"})
+
+    async def openid_configuration(self, scope: Scope, headers: dict[str, str], body: bytes | None) -> Answer:
+        return JsonAnswer(200, self.proxy.openid_configuration(), {"cache-control": "public, max-age=3600"})
 
     async def jwks(self, scope: Scope, headers: dict[str, str], body: bytes | None) -> Answer:
         return JsonAnswer(200, self.proxy.keys.jwks(), {"cache-control": "public, max-age=300"})
