@@ -115,7 +115,9 @@ def _admits_none(annotation: Any) -> bool:
 
 
 def _markers(annotation: Any) -> list[Dependency]:
-    return [extra for extra in getattr(annotation, "__metadata__", ()) if isinstance(extra, Dependency)]
+    if get_origin(annotation) is not typing.Annotated:  # the one kind of hint with metadata
+        return []
+    return [extra for extra in annotation.__metadata__ if isinstance(extra, Dependency)]
 
 
 def injected(name: str, annotation: Any, default: Any, what: str) -> Injected | None:
@@ -125,7 +127,6 @@ def injected(name: str, annotation: Any, default: Any, what: str) -> Injected | 
     (``Union[Annotated[T, Depends(f)], None]``). ``what`` names the function in errors.
     """
     found = _markers(annotation)
-    fallback = None if _admits_none(annotation) else REFUSE
     if not found and get_origin(annotation) in (typing.Union, types.UnionType):
         members = get_args(annotation)
         inner = [marker for member in members for marker in _markers(member)]
@@ -142,14 +143,14 @@ def injected(name: str, annotation: Any, default: Any, what: str) -> Injected | 
                 f"parameter {name!r} of {what} declares its dependency twice (in Annotated[...] and as the "
                 "default); say it once"
             )
-        return Injected(name, default, fallback)
+        return Injected(name, default, None if _admits_none(annotation) else REFUSE)
     if not found:
         return None
     if len(found) > 1:
         raise RegistrationError(f"parameter {name!r} of {what} has {len(found)} Depends(...); give it one")
     if default is not inspect.Parameter.empty:  # what a built-in with nothing to give passes instead
-        fallback = default
-    return Injected(name, found[0], fallback)
+        return Injected(name, found[0], default)
+    return Injected(name, found[0], None if _admits_none(annotation) else REFUSE)
 
 
 def sent_by_client(dependencies: tuple[Injected, ...], names: Iterable[str]) -> str:

@@ -135,7 +135,8 @@ def inspect_function(
     """
     if not callable(fn):
         raise RegistrationError(f"a {kind} must be a function, got {fn!r}")
-    name = getattr(unwrap(fn), "__name__", None) or type(fn).__name__
+    unwrapped = unwrap(fn)
+    name = getattr(unwrapped, "__name__", None) or type(fn).__name__
     if name == "<lambda>":
         name = "lambda"
     try:
@@ -143,7 +144,7 @@ def inspect_function(
     except (TypeError, ValueError) as exc:
         raise RegistrationError(f"cannot read the signature of {kind} {name!r}: {exc}") from None
     try:
-        hints = typing.get_type_hints(unwrap(fn), include_extras=True)
+        hints = typing.get_type_hints(unwrapped, include_extras=True)
     except Exception as exc:
         raise RegistrationError(
             f"cannot resolve the type hints of {kind} {name!r}: {exc}. Define every type (and Depends provider) "
@@ -196,7 +197,6 @@ def inspect_function(
         if parameter.name not in hints:
             untyped.append(parameter.name)
 
-    unwrapped = unwrap(fn)
     is_async = inspect.iscoroutinefunction(unwrapped) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None)  # noqa: B004 - async callable objects
     )

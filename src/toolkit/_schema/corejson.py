@@ -498,7 +498,7 @@ class Translator:
 
     def _model(self, core: dict[str, Any]) -> JsonSchema:
         cls = core["cls"]
-        if getattr(cls, "__pydantic_root_model__", False) or getattr(cls, "__deprecated__", None):
+        if getattr(cls, "__pydantic_root_model__", False) or _deprecated(cls):
             raise Unsupported
         config = getattr(cls, "model_config", {})
         _config_ok(config)
@@ -636,6 +636,15 @@ class Translator:
 
 
 _MISSING: Final = object()
+
+
+def _deprecated(cls: type) -> Any:
+    """``getattr(cls, "__deprecated__", None)``, read from the classes' own dicts: a pydantic model's
+    metaclass answers a missing attribute by raising (and catching) an ``AttributeError``."""
+    for klass in cls.__mro__:
+        if "__deprecated__" in vars(klass):
+            return vars(klass)["__deprecated__"]
+    return None
 
 
 def _unsupported(translator: Translator, core: dict[str, Any]) -> JsonSchema:

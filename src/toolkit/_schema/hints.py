@@ -151,12 +151,15 @@ def _spelled(annotation: Any) -> Any:
     hint's own equality already tells apart (``list`` or ``set``, ``Annotated``'s metadata) need
     not be in it. (``repr`` would do, at several times the cost: a ``Field`` prints every option.)
     """
-    args = getattr(annotation, "__args__", None)
+    args = None if isinstance(annotation, type) else getattr(annotation, "__args__", None)
     if type(args) is not tuple:
         return type(annotation)
-    return tuple(
-        _spelled(arg) if isinstance(getattr(arg, "__args__", None), tuple) else (arg, type(arg)) for arg in args
-    )
+    return tuple(_spelled(arg) if _has_args(arg) else (arg, type(arg)) for arg in args)
+
+
+def _has_args(hint: Any) -> bool:
+    # A class never has: asking a pydantic model's metaclass costs an AttributeError raised and caught.
+    return not isinstance(hint, type) and type(getattr(hint, "__args__", None)) is tuple
 
 
 @functools.lru_cache(maxsize=4096)
