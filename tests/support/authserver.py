@@ -7,7 +7,9 @@
 on (never the machine's ``node``). The provider, its clients, scopes and token formats are in
 ``tests/authserver/server.mjs``. Resources on 127.0.0.1 or
 localhost get RS256 JWT access tokens (``typ: at+jwt``) with ``aud`` = the resource; for
-client_credentials ``sub`` is the client id. The process is always stopped: ``stop()``, or the
+client_credentials ``sub`` is the client id. ``issuer_path="/realms/toolkit"`` serves it under a
+path, as Keycloak serves a realm: the issuer is ``http://127.0.0.1:<port>/realms/toolkit`` and
+everything outside the path is a 404. The process is always stopped: ``stop()``, or the
 end of the ``with`` block, also when the test fails.
 
 Starting takes well under a second on an idle machine and a few seconds on a loaded one; the wait
@@ -43,9 +45,12 @@ def authserver_available() -> bool:
     return (HOME / ".stamp").is_file() and NODE.is_file()
 
 
-def start_authserver(tmp_path: Path, *, timeout: float = READY_TIMEOUT) -> AuthServer:
-    """A started server keeping its keys and logs in ``tmp_path/authserver``; use it in a ``with`` block."""
-    server = AuthServer(tmp_path / "authserver", timeout=timeout)
+def start_authserver(tmp_path: Path, *, timeout: float = READY_TIMEOUT, issuer_path: str = "") -> AuthServer:
+    """A started server keeping its keys and logs in ``tmp_path/authserver``; use it in a ``with`` block.
+
+    ``issuer_path`` (``""`` or ``/segment[/segment...]``) is where it is served on its port.
+    """
+    server = AuthServer(tmp_path / "authserver", timeout=timeout, issuer_path=issuer_path)
     server.start()
     return server
 
@@ -61,11 +66,12 @@ class AuthServer:
     authorization_endpoint: str
     _http: httpx.Client  # for as long as node runs
 
-    issuer: str  # http://127.0.0.1:<port>, known once started
+    issuer: str  # http://127.0.0.1:<port><issuer_path>, known once started
 
-    def __init__(self, state_dir: Path, *, timeout: float = READY_TIMEOUT) -> None:
+    def __init__(self, state_dir: Path, *, timeout: float = READY_TIMEOUT, issuer_path: str = "") -> None:
         self.state_dir = state_dir
         self.timeout = timeout
+        self.issuer_path = issuer_path  # node checks it, and refuses to start with one it cannot serve
         self.port = 0  # until the first start: node listens on a port the kernel picks, then keeps it
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -89,6 +95,8 @@ class AuthServer:
         argv = [str(NODE), str(SERVER), "--port", str(self.port), "--state-dir", str(self.state_dir)]
         if rotate is not None:
             argv += ["--rotate", rotate]
+        if self.issuer_path:
+            argv += ["--issuer-path", self.issuer_path]
         with self._stdout_path.open("wb") as out, self._stderr_path.open("ab") as err:
             err.write(f"authserver: starting {' '.join(argv)}\n".encode())
             err.flush()
@@ -96,7 +104,9 @@ class AuthServer:
         self._http = httpx.Client(timeout=10.0)
         try:
             self.issuer = self._wait_ready()
-            self.port = int(self.issuer.rsplit(":", 1)[1])
+            port = urlsplit(self.issuer).port
+            assert port is not None, f"node's issuer {self.issuer} has no port"
+            self.port = port
             self._discover()
         except BaseException:
             self.stop()
