@@ -193,38 +193,114 @@ def server_of(target: Target) -> Server:
     return server
 
 
-AUTH_ENVIRONMENT: Final = {
+JWT_ENVIRONMENT: Final = {
     "TOOLKIT_AUTH_JWKS_URI": "--auth-jwks-uri",
     "TOOLKIT_AUTH_ISSUER": "--auth-issuer",
     "TOOLKIT_AUTH_AUDIENCE": "--auth-audience",
     "TOOLKIT_AUTH_AUTHORIZATION_SERVERS": "--authorization-server",
+}
+"""The environment that configures JWT authorization (tokens of another authorization server), and its flags."""
+
+RESOURCE_ENVIRONMENT: Final = {
     "TOOLKIT_AUTH_REQUIRED_SCOPES": "--required-scope",
     "TOOLKIT_RESOURCE_URL": "--resource-url",
 }
-"""The environment that configures JWT authorization, and the ``toolkit run`` flag setting each."""
+"""What either kind of authorization takes: the resource's URL, the scopes every request needs."""
+
+OAUTH_PROXY_ENVIRONMENT: Final = {
+    "TOOLKIT_OAUTH_PROXY_PROVIDER": "--oauth-proxy-provider",
+    "TOOLKIT_OAUTH_PROXY_ISSUER": "--oauth-proxy-issuer",
+    "TOOLKIT_OAUTH_PROXY_TENANT": "--oauth-proxy-tenant",
+    "TOOLKIT_OAUTH_PROXY_ALLOWED_TENANTS": "--oauth-proxy-allowed-tenant",
+    "TOOLKIT_OAUTH_PROXY_DOMAIN": "--oauth-proxy-domain",
+    "TOOLKIT_OAUTH_PROXY_AUDIENCE": "--oauth-proxy-audience",
+    "TOOLKIT_OAUTH_PROXY_KEYCLOAK_URL": "--oauth-proxy-keycloak-url",
+    "TOOLKIT_OAUTH_PROXY_REALM": "--oauth-proxy-realm",
+    "TOOLKIT_OAUTH_PROXY_CLIENT_ID": "--oauth-proxy-client-id",
+    "TOOLKIT_OAUTH_PROXY_CLIENT_SECRET_FILE": "--oauth-proxy-client-secret-file",
+    "TOOLKIT_OAUTH_PROXY_UPSTREAM_SCOPES": "--oauth-proxy-upstream-scope",
+    "TOOLKIT_OAUTH_PROXY_BASE_URL": "--oauth-proxy-base-url",
+    "TOOLKIT_OAUTH_PROXY_SCOPES": "--oauth-proxy-scope",
+    "TOOLKIT_OAUTH_PROXY_SIGNING_KEY_FILE": "--oauth-proxy-signing-key-file",
+    "TOOLKIT_OAUTH_PROXY_PREVIOUS_SIGNING_KEYS_FILE": "--oauth-proxy-previous-signing-keys-file",
+    "TOOLKIT_OAUTH_PROXY_ENCRYPTION_KEY_FILE": "--oauth-proxy-encryption-key-file",
+}
+"""The environment that makes toolkit the authorization server (``OAuthProxy``), and the flag setting each.
+
+Any of them turns it on. The secrets are not among them: they come from ``OAUTH_PROXY_SECRETS``'
+variables or from the files these name, never from a command line, which anyone on the machine
+can read in the process list.
+"""
+
+OAUTH_PROXY_SECRETS: Final = {
+    "TOOLKIT_OAUTH_PROXY_CLIENT_SECRET": "TOOLKIT_OAUTH_PROXY_CLIENT_SECRET_FILE",
+    "TOOLKIT_OAUTH_PROXY_SIGNING_KEY": "TOOLKIT_OAUTH_PROXY_SIGNING_KEY_FILE",
+    "TOOLKIT_OAUTH_PROXY_PREVIOUS_SIGNING_KEYS": "TOOLKIT_OAUTH_PROXY_PREVIOUS_SIGNING_KEYS_FILE",
+    "TOOLKIT_OAUTH_PROXY_ENCRYPTION_KEY": "TOOLKIT_OAUTH_PROXY_ENCRYPTION_KEY_FILE",
+}
+"""Each secret's variable, and the variable naming a file that holds it instead (one or the other)."""
+
+OAUTH_PROXY_PROVIDERS: Final[dict[str, tuple[str, tuple[str, ...], dict[str, str]]]] = {
+    "oidc": ("OIDC", ("TOOLKIT_OAUTH_PROXY_ISSUER",), {}),
+    "google": ("Google", (), {}),
+    "github": ("GitHub", (), {}),
+    "entra": ("Entra", (), {"TOOLKIT_OAUTH_PROXY_TENANT": "tenant", "TOOLKIT_OAUTH_PROXY_ALLOWED_TENANTS": "tenants"}),
+    "auth0": ("Auth0", ("TOOLKIT_OAUTH_PROXY_DOMAIN",), {"TOOLKIT_OAUTH_PROXY_AUDIENCE": "audience"}),
+    "keycloak": ("Keycloak", ("TOOLKIT_OAUTH_PROXY_KEYCLOAK_URL", "TOOLKIT_OAUTH_PROXY_REALM"), {}),
+}
+"""``--oauth-proxy-provider``: the class in ``toolkit.auth``, the variables giving its leading arguments (before
+``client_id, client_secret``), and those giving its optional keyword arguments."""
+
+LISTS: Final = frozenset({"TOOLKIT_OAUTH_PROXY_ALLOWED_TENANTS"})
+"""The keyword arguments above that take several values (space-separated in the variable)."""
+
+AUTH_ENVIRONMENT: Final = {**JWT_ENVIRONMENT, **RESOURCE_ENVIRONMENT, **OAUTH_PROXY_ENVIRONMENT}
+"""Every variable configuring authorization over HTTP, and the ``toolkit run`` flag setting each."""
 
 
-def auth_from_environment(target: Target) -> None:
-    """Protect the server with a ``JWTVerifier`` when ``TOOLKIT_AUTH_JWKS_URI`` is set.
+def auth_from_environment(target: Target, *, path: str | None = None) -> None:
+    """Protect the server as the ``TOOLKIT_AUTH_*`` or the ``TOOLKIT_OAUTH_PROXY_*`` variables say.
 
-    ``TOOLKIT_AUTH_ISSUER`` is required; the audience defaults to ``TOOLKIT_RESOURCE_URL``
-    and the authorization servers to the issuer. Multiple values are space-separated.
+    ``TOOLKIT_AUTH_JWKS_URI``: a ``JWTVerifier``; ``TOOLKIT_AUTH_ISSUER`` is required, the audience
+    defaults to ``TOOLKIT_RESOURCE_URL`` and the authorization servers to the issuer. Any
+    ``TOOLKIT_OAUTH_PROXY_*``: toolkit is the authorization server (``OAuthProxy``), its resource
+    ``TOOLKIT_RESOURCE_URL`` or the base URL + ``path`` (the endpoint's; ``$TOOLKIT_HTTP_PATH`` in a
+    worker). The two are refused together. Multiple values are space-separated.
     """
-    given = {name: os.environ[name] for name in AUTH_ENVIRONMENT if os.environ.get(name)}
+    jwt = {name: os.environ[name] for name in JWT_ENVIRONMENT if os.environ.get(name)}
+    proxy = {name: os.environ[name] for name in OAUTH_PROXY_ENVIRONMENT if os.environ.get(name)}
+    shared = {name: os.environ[name] for name in RESOURCE_ENVIRONMENT if os.environ.get(name)}
+    if jwt and proxy:
+        first, second = next(iter(jwt)), next(iter(proxy))
+        raise ValueError(
+            f"{AUTH_ENVIRONMENT[first]} (${first}) and {AUTH_ENVIRONMENT[second]} (${second}) contradict each "
+            f"other: {AUTH_ENVIRONMENT[first]} checks the tokens of another authorization server, "
+            f"{AUTH_ENVIRONMENT[second]} makes toolkit the authorization server (OAuthProxy); give one kind"
+        )
+    given = {**jwt, **proxy, **shared}
     if not given:
         return
     flags = ", ".join(f"{AUTH_ENVIRONMENT[name]} (${name})" for name in given)
-    if "TOOLKIT_AUTH_JWKS_URI" not in given:
-        raise ValueError(f"{flags} configure JWT authorization, which needs --auth-jwks-uri too")
+    if not proxy and "TOOLKIT_AUTH_JWKS_URI" not in given:
+        raise ValueError(
+            f"{flags} configure JWT authorization, which needs --auth-jwks-uri too (or --oauth-proxy-* flags: "
+            "toolkit as the authorization server)"
+        )
     if not isinstance(target, Server) or target.resource_server is not None:
         raise ValueError(
             f"{flags}: this app is configured in code (auth=, or server.http_app()); set authorization there"
         )
     server = target
+    resource = given.get("TOOLKIT_RESOURCE_URL")
+    required = given.get("TOOLKIT_AUTH_REQUIRED_SCOPES", "").split()
+    if proxy:
+        endpoint = path or os.environ.get("TOOLKIT_HTTP_PATH") or "/mcp"
+        authorization_server = oauth_proxy_from_environment(proxy, resource, endpoint)
+        server.set_auth(authorization_server, authorization_servers=(), required_scopes=required)
+        return
     from ._auth.jwt import JWTVerifier  # noqa: PLC0415 - the auth extra, only when asked for
 
     issuer = given.get("TOOLKIT_AUTH_ISSUER")
-    resource = given.get("TOOLKIT_RESOURCE_URL")
     audience = given.get("TOOLKIT_AUTH_AUDIENCE", resource)
     if issuer is None or audience is None:
         raise ValueError(
@@ -235,8 +311,99 @@ def auth_from_environment(target: Target) -> None:
         verifier,
         authorization_servers=given.get("TOOLKIT_AUTH_AUTHORIZATION_SERVERS", issuer).split(),
         resource_url=resource,
-        required_scopes=given.get("TOOLKIT_AUTH_REQUIRED_SCOPES", "").split(),
+        required_scopes=required,
     )
+
+
+def oauth_proxy_from_environment(given: dict[str, str], resource: str | None, path: str) -> Any:
+    """The ``OAuthProxy`` the ``TOOLKIT_OAUTH_PROXY_*`` variables (``given``) and the secrets' describe."""
+    import toolkit.auth  # noqa: PLC0415 - the authorization server, only when asked for
+
+    def flag(name: str) -> str:
+        return f"{AUTH_ENVIRONMENT[name]} (${name})"
+
+    provider = given.get("TOOLKIT_OAUTH_PROXY_PROVIDER", "oidc")
+    if provider not in OAUTH_PROXY_PROVIDERS:
+        known = ", ".join(OAUTH_PROXY_PROVIDERS)
+        raise ValueError(
+            f"{flag('TOOLKIT_OAUTH_PROXY_PROVIDER')}: {provider!r} is not a provider toolkit knows ({known})"
+        )
+    class_name, leading, optional = OAUTH_PROXY_PROVIDERS[provider]
+    for name in given:
+        users = [each for each, (_, first, rest) in OAUTH_PROXY_PROVIDERS.items() if name in first or name in rest]
+        if users and provider not in users:
+            raise ValueError(f"{flag(name)} is for --oauth-proxy-provider {' or '.join(users)}, not {provider}")
+    needed = [*leading, "TOOLKIT_OAUTH_PROXY_CLIENT_ID", "TOOLKIT_OAUTH_PROXY_BASE_URL"]
+    missing = [flag(name) for name in needed if name not in given]
+    client_secret = secret_from_environment("TOOLKIT_OAUTH_PROXY_CLIENT_SECRET")
+    if client_secret is None:
+        missing.append("the client secret ($TOOLKIT_OAUTH_PROXY_CLIENT_SECRET or --oauth-proxy-client-secret-file)")
+    if missing:
+        raise ValueError(f"toolkit as the authorization server ({provider}) needs {', '.join(missing)}")
+    upstream_class = getattr(toolkit.auth, class_name, None)
+    if upstream_class is None:
+        raise ValueError(
+            f"--oauth-proxy-provider {provider}: this version of toolkit has no {class_name} preset; "
+            "use --oauth-proxy-provider oidc with the provider's --oauth-proxy-issuer"
+        )
+    accepted = inspect.signature(upstream_class).parameters
+    options: dict[str, Any] = {
+        keyword: given[name].split() if name in LISTS else given[name]
+        for name, keyword in optional.items()
+        if name in given
+    }
+    if "TOOLKIT_OAUTH_PROXY_UPSTREAM_SCOPES" in given:
+        options["scopes"] = given["TOOLKIT_OAUTH_PROXY_UPSTREAM_SCOPES"].split()
+    if "allow_http_loopback" in accepted:
+        options["allow_http_loopback"] = True  # a provider on this machine, as the operator typed its URL
+    base_url = given["TOOLKIT_OAUTH_PROXY_BASE_URL"]
+    previous = secret_from_environment("TOOLKIT_OAUTH_PROXY_PREVIOUS_SIGNING_KEYS")
+    encryption = secret_from_environment("TOOLKIT_OAUTH_PROXY_ENCRYPTION_KEY")
+    encryption_keys: list[str | bytes] = [*encryption.split()] if encryption else []
+    signing_key = secret_from_environment("TOOLKIT_OAUTH_PROXY_SIGNING_KEY")
+    scopes = given.get("TOOLKIT_OAUTH_PROXY_SCOPES")
+    try:
+        upstream = upstream_class(
+            *(given[name] for name in leading), given["TOOLKIT_OAUTH_PROXY_CLIENT_ID"], client_secret, **options
+        )
+        return toolkit.auth.OAuthProxy(
+            upstream=upstream,
+            base_url=base_url,
+            resource_url=resource or base_url.rstrip("/") + path,
+            scopes=scopes.split() if scopes is not None else None,
+            signing_key=signing_key,
+            previous_signing_keys=pem_blocks(previous) if previous else (),
+            encryption_key=encryption_keys or None,
+        )
+    except ValueError as exc:  # the provider's or the proxy's check of one value: say where it came from
+        raise ValueError(f"toolkit as the authorization server (--oauth-proxy-*): {exc}") from None
+
+
+def secret_from_environment(variable: str) -> str | None:
+    """A secret from its variable, or from the file its ``_FILE`` variable names (a trailing newline dropped)."""
+    file_variable = OAUTH_PROXY_SECRETS[variable]
+    value, path = os.environ.get(variable), os.environ.get(file_variable)
+    if value and path:
+        flag = OAUTH_PROXY_ENVIRONMENT[file_variable]
+        raise ValueError(f"${variable} and {flag} (${file_variable}) both give it: give one")
+    if not path:
+        return value or None
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        flag = OAUTH_PROXY_ENVIRONMENT[file_variable]
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        raise ValueError(f"{flag} (${file_variable}) {path}: cannot be read ({reason})") from None
+    text = text.rstrip("\r\n")
+    if not text.strip():
+        raise ValueError(f"{OAUTH_PROXY_ENVIRONMENT[file_variable]} (${file_variable}) {path}: the file is empty")
+    return text
+
+
+def pem_blocks(text: str) -> list[str]:
+    """The PEM blocks of ``text``, each whole: several keys written one after another."""
+    marker = "-----BEGIN "
+    return [marker + block for block in text.split(marker)[1:]]
 
 
 STORE_ENVIRONMENT = "TOOLKIT_STORE"
