@@ -363,3 +363,150 @@ def test_a_union_keeps_its_own_order_whatever_came_first() -> None:
     assert list(second["$defs"]) == ["Leaf", "Shade"]
     assert [branch["$ref"] for branch in second["oneOf"]] == ["#/$defs/Leaf", "#/$defs/Shade"]
     assert hints.adapter_for(typing.Union[Leaf, Shade]).validate_python("dark") is Shade.DARK  # noqa: UP007
+
+
+def test_a_literal_keeps_its_own_order_and_its_own_values() -> None:
+    """``Literal[1, 2] == Literal[2, 1]``, and ``Literal[1, True]`` holds ``1 == True``: each spelling
+    gets its own ``enum`` order, and a ``True`` is never served a ``1``'s schema."""
+    assert hints.type_schema(list[Literal["a", "b"]], "validation")["items"]["enum"] == ["a", "b"]
+    assert hints.type_schema(list[Literal["b", "a"]], "validation")["items"]["enum"] == ["b", "a"]
+    assert hints.type_schema(Literal[1, True], "validation")["enum"] == [1, True]
+    assert hints.type_schema(Literal[True, 1], "validation")["enum"] == [True, 1]
+    assert hints.type_schema(dict[str, Literal[1, 2]], "serialization") != hints.type_schema(
+        dict[str, Literal[2, 1]], "serialization"
+    )
+
+
+# --- shared definitions: tidied once, checked once -------------------------------------------------
+
+
+class Cat(BaseModel):
+    kind: Literal["cat"] = "cat"
+    lives: int = 9
+
+
+class Dog(BaseModel):
+    kind: Literal["dog"] = "dog"
+    good: bool = True
+
+
+class Kennel(BaseModel):
+    """A tagged union and an optional model inside a shared class: what ``tidy`` has work in."""
+
+    pets: list[Annotated[Cat | Dog, Field(discriminator="kind")]] = []
+    best: Leaf | None = None
+
+
+class Noted(BaseModel):
+    """Keywords of the user's own, which ``tidy`` must see."""
+
+    distance: Annotated[float, Field(json_schema_extra={"x-unit": "m"})] = 0.0
+    old: Annotated[int, Field(deprecated=True)] = 0
+    either: Annotated[int | str, Field(json_schema_extra={"anyOf": [{"type": "integer"}, {"type": "string"}]})] = 0
+
+
+@pytest.mark.parametrize("hint", [Kennel, list[Kennel], Kennel | None, Noted, dict[str, Noted], Optional[list[Noted]]])  # noqa: UP045
+@pytest.mark.parametrize("mode", ["validation", "serialization"])
+def test_a_shared_definition_tidied_by_an_earlier_document_gives_the_same_bytes(hint: Any, mode: Any) -> None:
+    translated.forget()
+    hints._cached_schema.cache_clear()
+    for first in (Kennel, Noted, list[Kennel | Noted]):  # the definitions kept, and tidied, by other documents
+        hints._generate(first, mode)
+    assembled, adapted = both_paths(hint, mode)
+    assert assembled == adapted
+    assert all(entry.tidied for entry in translated._STORE.values())  # tidied once, for every later document
+
+
+def documents() -> list[dict[str, Any]]:
+    """Generated documents with ``$defs`` (what ``check_uncompiled`` checks part by part)."""
+    found = []
+    for hint in (Kennel, list[Kennel], Branch | None, dict[str, Noted], list[Leaf]):
+        for mode in ("validation", "serialization"):
+            schema = hints.type_schema(hint, mode)
+            assert "$defs" in schema
+            found.append(schema)
+    return found
+
+
+def _checked_whole(schema: Any) -> str | None:
+    try:
+        check_schema(schema, what="schema")
+    except SchemaError as exc:
+        return f"{exc} @{exc.pointer}"
+    return None
+
+
+def _checked_by_parts(schema: Any) -> str | None:
+    try:
+        check_uncompiled(schema, what="schema")
+    except SchemaError as exc:
+        return f"{exc} @{exc.pointer}"
+    return None
+
+
+@pytest.mark.parametrize(("schema", "message"), refusal_tables())
+def test_a_refused_definition_is_refused_in_the_same_words_in_a_document(schema: Any, message: str) -> None:
+    for known in documents():  # their definitions checked and remembered first
+        check_uncompiled(known, what="schema")
+    for document in (
+        {"type": "object", "properties": {"a": {"$ref": "#/$defs/Bad"}}, "$defs": {"Bad": schema}},
+        # beside definitions remembered as passing, in another order
+        {**documents()[0], "$defs": {**documents()[0]["$defs"], "Bad": schema}},
+        {"$ref": "#/$defs/Bad", "$defs": {"Bad": schema, **documents()[2]["$defs"]}},
+    ):
+        # (an unreferenced definition the compiler never compiles may pass both ways: "(" as a pattern)
+        assert _checked_by_parts(document) == _checked_whole(document)
+    referenced = {"type": "object", "properties": {"a": {"$ref": "#/$defs/Bad"}}, "$defs": {"Bad": schema}}
+    assert _checked_whole(referenced) is not None
+
+
+def test_what_only_the_document_decides_is_checked_in_each_document() -> None:
+    """A definition remembered as passing still has its references, and the document its subschema
+    count, checked where it is used again."""
+    from toolkit._schema import checks
+
+    pointing = {"type": "object", "properties": {"next": {"$ref": "#/$defs/Target"}}}
+    target = {"type": "integer"}
+    fine = {"$ref": "#/$defs/Pointing", "$defs": {"Pointing": pointing, "Target": target}}
+    assert _checked_by_parts(fine) is None
+    assert checks._by_parts(fine, "schema")
+    alone = {"$ref": "#/$defs/Pointing", "$defs": {"Pointing": pointing}}  # Target is not in this one
+    assert _checked_by_parts(alone) == _checked_whole(alone) is not None
+    many = {"type": "object", "properties": {f"p{i}": {"type": "integer"} for i in range(3000)}}
+    crowded = {
+        "$defs": {"A": many, "B": {**many, "title": "B"}, "C": {**many, "title": "C"}, "D": {**many, "title": "D"}}
+    }
+    assert _checked_by_parts(crowded) == _checked_whole(crowded) is not None
+    assert "more than 10000 subschemas" in str(_checked_whole(crowded))
+
+
+def test_a_definition_that_depends_on_its_document_is_checked_with_it() -> None:
+    """An ``$id``, an anchor or a dialect changes how the rest of a document is read: such a
+    definition is never remembered apart from its document."""
+    from toolkit._schema import checks
+
+    anchored = {"$anchor": "here", "type": "string"}
+    document = {"type": "object", "properties": {"a": {"$ref": "#here"}}, "$defs": {"Anchored": anchored}}
+    assert _checked_by_parts(document) is None
+    assert not checks._by_parts(document, "schema")
+    elsewhere = {"type": "object", "properties": {"a": {"$ref": "#here"}}, "$defs": {"Other": {"type": "string"}}}
+    assert _checked_by_parts(elsewhere) == _checked_whole(elsewhere) is not None
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hint=HINTS, mode=st.sampled_from(["validation", "serialization"]))
+def test_generated_documents_pass_by_parts_exactly_when_they_pass_whole(hint: Any, mode: Any) -> None:
+    from toolkit._schema import checks
+
+    try:
+        pydantic.TypeAdapter(hint)
+    except (pydantic.PydanticSchemaGenerationError, TypeError):
+        return
+    schema = hints.type_schema(hint, mode)
+    document = {"type": "object", "properties": {"value": hints.split_defs(schema)[0]}}
+    if "$defs" in schema:
+        document["$defs"] = schema["$defs"]
+    passed = _checked_whole(document)
+    assert _checked_by_parts(document) == passed
+    if passed is None and "$defs" in document:
+        assert checks._by_parts(document, "schema")  # the shortcut taken, not merely agreed with
