@@ -18,6 +18,7 @@ import logging
 import time
 from typing import Any, Final
 
+from .tls import shared_tls
 from .tokens import InvalidToken, VerifierUnavailable
 
 logger = logging.getLogger("toolkit.auth")
@@ -122,7 +123,8 @@ class KeySet:
     async def _download(self) -> Keys:
         import httpx  # noqa: PLC0415 - the auth extra, imported when first used
 
-        async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False) as client:
+        tls = shared_tls(trust_env=True)
+        async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False, verify=tls) as client:
             response = await client.get(self.uri, headers={"accept": "application/json"})
         if response.status_code != 200:
             raise ValueError(f"HTTP {response.status_code}")

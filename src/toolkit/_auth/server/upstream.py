@@ -38,6 +38,7 @@ from ..oauth import (
     with_query,
 )
 from ..oauth.metadata import MAX_DOCUMENT_BYTES
+from ..tls import shared_tls
 from ..tokens import InvalidToken, VerifierUnavailable
 
 logger = logging.getLogger("toolkit.auth")
@@ -260,7 +261,9 @@ class OIDC:
         sent = {"accept": "application/json", **(headers or {})}
         try:
             async with (
-                httpx.AsyncClient(timeout=self.timeout, follow_redirects=False, trust_env=False) as http,
+                httpx.AsyncClient(
+                    timeout=self.timeout, follow_redirects=False, trust_env=False, verify=shared_tls(trust_env=False)
+                ) as http,
                 http.stream(method, url, data=data, headers=sent) as response,
             ):
                 body = bytearray()
