@@ -192,7 +192,8 @@ def _oauth_proxy_options(command: argparse.ArgumentParser) -> None:
         "Each flag also reads its environment variable. The client secret, signing key and encryption key are "
         "never taken on the command line, where anyone on the machine can read them: set "
         "$TOOLKIT_OAUTH_PROXY_CLIENT_SECRET, $TOOLKIT_OAUTH_PROXY_SIGNING_KEY (PEM) and "
-        "$TOOLKIT_OAUTH_PROXY_ENCRYPTION_KEY (base64 of 32 bytes), or give the files below. Not with --auth-*.",
+        "$TOOLKIT_OAUTH_PROXY_ENCRYPTION_KEY (base64 of 32 bytes), or give the files below. Not with the JWT "
+        "flags above.",
     )
     proxy.add_argument(
         "--oauth-proxy-provider",
