@@ -101,6 +101,19 @@ def clean_environment(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
+def toolkit(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``toolkit ARGS`` run to its end (a refusal: nothing is served), with a clean environment plus ``env``."""
+    return subprocess.run(
+        [str(TOOLKIT), *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=clean_environment(**env),
+        stdin=subprocess.DEVNULL,
+    )
+
+
 def write_app(directory: Path, text: str = APP, name: str = "proxied_app.py") -> Path:
     app = directory / name
     app.write_text(text)
@@ -347,14 +360,8 @@ REFUSALS = {
 
 @pytest.mark.parametrize("case", REFUSALS.values(), ids=REFUSALS.keys())
 def test_a_configuration_that_cannot_work_is_refused_before_serving(case: Refused) -> None:
-    completed = subprocess.run(
-        [str(TOOLKIT), "run", str(WEATHER), "--transport", "http", "--port", str(free_port()), *case.args],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env=clean_environment(**case.env),
-        stdin=subprocess.DEVNULL,
+    completed = toolkit(
+        "run", str(WEATHER), "--transport", "http", "--port", str(free_port()), *case.args, env=case.env
     )
     assert completed.returncode == 2, completed
     for part in case.message:
@@ -365,14 +372,8 @@ def test_a_configuration_that_cannot_work_is_refused_before_serving(case: Refuse
 
 
 def test_an_app_configured_in_code_refuses_the_flags(tmp_path: Path) -> None:
-    completed = subprocess.run(
-        [str(TOOLKIT), "run", str(write_app(tmp_path, IN_CODE, "in_code.py")), "--transport", "http", *PROXY],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env=clean_environment(**SECRET),
-        stdin=subprocess.DEVNULL,
+    completed = toolkit(
+        "run", str(write_app(tmp_path, IN_CODE, "in_code.py")), "--transport", "http", *PROXY, env=SECRET
     )
     assert completed.returncode == 2
     assert "configured in code" in completed.stderr and "--oauth-proxy-issuer" in completed.stderr
@@ -380,15 +381,7 @@ def test_an_app_configured_in_code_refuses_the_flags(tmp_path: Path) -> None:
 
 def test_the_gateway_takes_the_flags_over_http_only() -> None:
     """``toolkit proxy`` shares ``toolkit run``'s authorization flags: over stdio they are refused."""
-    completed = subprocess.run(
-        [str(TOOLKIT), "proxy", "http://127.0.0.1:9/mcp", *PROXY],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env=clean_environment(**SECRET),
-        stdin=subprocess.DEVNULL,
-    )
+    completed = toolkit("proxy", "http://127.0.0.1:9/mcp", *PROXY, env=SECRET)
     assert completed.returncode == 2
     assert "--oauth-proxy-issuer is for a gateway served over HTTP" in completed.stderr
 
@@ -512,11 +505,12 @@ def https_documents(authority: Authority, documents: dict[str, dict[str, Any]]) 
             served.requests.append(self.path)
             document = documents.get(self.path)
             body = json.dumps(document).encode() if document is not None else b"{}"
-            self.send_response(200 if document is not None else 404)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a client that gave up
+                self.send_response(200 if document is not None else 404)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
