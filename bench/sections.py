@@ -325,7 +325,12 @@ def sections(results: dict[str, Any]) -> list[Section]:
     found = [
         s
         for s in (*SECTIONS, GATEWAY_CPU)
-        if any(has_figure(results, row.key) for row in s.rows if row.key.startswith(s.needs))
+        if any(
+            # a grid draws toolkit's figures only: without them (a run of other columns) it has nothing to draw
+            figure(results, row.key, "toolkit") is not None if s.grid is not None else has_figure(results, row.key)
+            for row in s.rows
+            if row.key.startswith(s.needs)
+        )
     ]
     groups: dict[str, list[str]] = {}
     for key in results["metrics"]:
