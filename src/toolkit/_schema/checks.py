@@ -19,6 +19,7 @@ import jsonschema_rs
 import pydantic_core
 
 from .._errors import SchemaError
+from . import translated
 from .keywords import (
     REFERENCE_KEYWORDS,
     SUBSCHEMA,
@@ -238,13 +239,25 @@ def _by_parts(schema: Any, what: str) -> bool:
 
 
 def _definition(definition: Any, what: str) -> _Definition | None:
-    """A ``$defs`` entry checked at its place (once per value), or ``None``: check the document whole."""
+    """A ``$defs`` entry checked at its place (once per value), or ``None``: check the document whole.
+
+    A class's definition ``corejson`` keeps is the very same object in every document holding it,
+    and never changes once tidied (which it is before anything checks it): known by its identity
+    first, without writing it out again.
+    """
+    shared = translated.kept(definition)
+    if shared:
+        by_identity = _KEPT_DEFINITIONS.get(id(definition))
+        if by_identity is not None and by_identity[0] is definition:
+            return by_identity[1]
     try:
         key = marshal.dumps(definition)
     except ValueError:
         return None
     known = _DEFINITIONS.get(key)
     if known is not None:
+        if shared:
+            _remember_kept(definition, known)
         return known
     if not isinstance(definition, dict) or any(keyword in key for keyword in _RESOURCE_KEYWORDS):
         return None
@@ -263,10 +276,20 @@ def _definition(definition: Any, what: str) -> _Definition | None:
     if len(_DEFINITIONS) >= _DEFINITIONS_MAX:
         _DEFINITIONS.clear()
     _DEFINITIONS[key] = known
+    if shared:
+        _remember_kept(definition, known)
     return known
 
 
 _DEFINITIONS_MAX: Final = 4096
+# Kept definitions (``translated.kept``) that passed, by id(): (the definition itself, what it adds).
+_KEPT_DEFINITIONS: dict[int, tuple[Any, _Definition]] = {}
+
+
+def _remember_kept(definition: Any, known: _Definition) -> None:
+    if len(_KEPT_DEFINITIONS) >= _DEFINITIONS_MAX:
+        _KEPT_DEFINITIONS.clear()
+    _KEPT_DEFINITIONS[id(definition)] = (definition, known)
 
 
 def compiled(schema: Any, *, assert_formats: bool = False) -> jsonschema_rs.Validator:

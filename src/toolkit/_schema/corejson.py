@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from .._errors import Unsupported
 from .._types import REF_PREFIX, JsonSchema, Mode
 from . import translated
-from .keywords import REFERENCE_KEYWORDS, children
+from .keywords import references
 
 TAG_MARK: Final = "x-toolkit-tag"
 
@@ -137,7 +137,7 @@ class Translator:
             self._tidy_root = inlined in self._tidy
         if inlined is None:
             pending: list[str] = []
-            _walk_refs(root, pending)
+            references(root, pending)
         else:
             pending = list(self._references(inlined))
         reachable: set[str] = set()
@@ -155,9 +155,9 @@ class Translator:
         """Every reference in the definition ``name``: a kept one's are found once for every document."""
         kept = self._kept.get(name)
         if kept is not None:
-            return kept.references(_walk_refs)
+            return kept.references(references)
         found: list[str] = []
-        _walk_refs(self.defs[name], found)
+        references(self.defs[name], found)
         return found
 
     def _count(self, reference: str) -> int:
@@ -686,20 +686,6 @@ def _flat_any_of(schemas: list[JsonSchema]) -> JsonSchema:
     if len(unique) == 1:
         return unique[0]
     return {"anyOf": unique}
-
-
-def _walk_refs(node: Any, found: list[str]) -> None:
-    """Append every reference in the schema ``node`` (not in data, whatever it looks like)."""
-    if isinstance(node, dict):
-        for keyword in REFERENCE_KEYWORDS:
-            value = node.get(keyword)
-            if isinstance(value, str):
-                found.append(value)
-        for child in children(node):
-            _walk_refs(child, found)
-    elif isinstance(node, list):
-        for item in node:
-            _walk_refs(item, found)
 
 
 def translate(core: collections.abc.Mapping[str, Any], mode: Mode) -> JsonSchema:

@@ -86,3 +86,17 @@ def children(node: Mapping[str, Any], *, skip: frozenset[str] = DATA_KEYWORDS) -
             yield from value.values()
         else:
             yield value
+
+
+def references(node: Any, found: list[str]) -> None:
+    """Append every reference in the schema ``node`` to ``found`` (none in data, whatever it looks like)."""
+    if isinstance(node, dict):
+        for keyword in REFERENCE_KEYWORDS:
+            value = node.get(keyword)
+            if isinstance(value, str):
+                found.append(value)
+        for child in children(node):
+            references(child, found)
+    elif isinstance(node, list):
+        for item in node:
+            references(item, found)

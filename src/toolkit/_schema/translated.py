@@ -64,6 +64,7 @@ def _own_schema(cls: Any) -> Any:
 
 
 _STORE: dict[tuple[str, Mode], Translated] = {}
+_BODIES: dict[int, Translated] = {}  # by id() of the body: which dicts are kept bodies
 
 
 def find(core_ref: str, mode: Mode, cls: Any) -> Translated | None:
@@ -73,11 +74,19 @@ def find(core_ref: str, mode: Mode, cls: Any) -> Translated | None:
 
 
 def keep(core_ref: str, mode: Mode, entry: Translated) -> None:
-    if len(_STORE) >= _MAX:
-        _STORE.clear()
+    if len(_STORE) >= _MAX or len(_BODIES) >= _MAX:
+        forget()
     _STORE[(core_ref, mode)] = entry
+    _BODIES[id(entry.body)] = entry
+
+
+def kept(body: Any) -> bool:
+    """Whether ``body`` is a kept definition (shared, never changed once tidied), this very object."""
+    entry = _BODIES.get(id(body))
+    return entry is not None and entry.body is body
 
 
 def forget() -> None:
     """Empty the store (tests compare with fresh translations)."""
     _STORE.clear()
+    _BODIES.clear()
