@@ -192,7 +192,7 @@ class Tool(ToolBase):
             icons=options.get("icons"),
             meta=options.get("meta"),
             scopes=options.get("scopes"),
-            tags=declared_tags(options.get("tags"), f"tool {name!r} ({info.name}() in {where_defined(fn)})"),
+            tags=_tags(options.get("tags"), name, info.name, fn),
             task=options.get("task", "forbidden"),
             max_argument_depth=max_argument_depth,
             # generated from the hints: compiled by the first call (a hand-written one now, as given)
@@ -453,6 +453,13 @@ class Tool(ToolBase):
                 if validator.is_valid(structured):
                     return structured
         raise OutputInvalid("; ".join(describe_errors(validator, structured, root="result")))
+
+
+def _tags(tags: Iterable[str] | None, name: str, function: str, fn: Callable[..., Any]) -> frozenset[str]:
+    """``tags=`` checked, the error naming where the function is (looked up only when there are tags)."""
+    if tags is None:
+        return frozenset()
+    return declared_tags(tags, f"tool {name!r} ({function}() in {where_defined(fn)})")
 
 
 def _warn_untyped(tool: str, fn: Callable[..., Any], param: Param) -> None:

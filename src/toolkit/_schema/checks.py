@@ -166,13 +166,15 @@ def check_uncompiled(schema: Any, *, what: str, assert_formats: bool = False) ->
     Generated schemas share their definitions: ``list[Customer]`` and ``Customer | None`` carry
     the same ``$defs`` entry, in fifty tools. Each definition is checked once (``_by_parts``);
     only what is the document's own (its root, its references, the totals) is checked each time.
+    A document checked whole is remembered by its value, as ``check_schema`` remembers (a document
+    with ``$defs`` costs less to check by parts than to write out whole for the lookup).
     """
+    if _by_parts(schema, what):
+        return
     key = _key(schema, assert_formats)
     if key is not None and (key in _PASSED or key in _CHECKED):
         return
-    if not _by_parts(schema, what):
-        regexes: list[Any] = []
-        _check_schema(schema, what=what, assert_formats=assert_formats, regexes=regexes)
+    _check_schema(schema, what=what, assert_formats=assert_formats, regexes=[])
     if key is not None:
         if len(_PASSED) >= _CHECKED_MAX:
             _PASSED.clear()
