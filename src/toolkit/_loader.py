@@ -340,12 +340,7 @@ def oauth_proxy_from_environment(given: dict[str, str], resource: str | None, pa
         missing.append("the client secret ($TOOLKIT_OAUTH_PROXY_CLIENT_SECRET or --oauth-proxy-client-secret-file)")
     if missing:
         raise ValueError(f"toolkit as the authorization server ({provider}) needs {', '.join(missing)}")
-    upstream_class = getattr(toolkit.auth, class_name, None)
-    if upstream_class is None:
-        raise ValueError(
-            f"--oauth-proxy-provider {provider}: this version of toolkit has no {class_name} preset; "
-            "use --oauth-proxy-provider oidc with the provider's --oauth-proxy-issuer"
-        )
+    upstream_class = getattr(toolkit.auth, class_name)
     accepted = inspect.signature(upstream_class).parameters
     options: dict[str, Any] = {
         keyword: given[name].split() if name in LISTS else given[name]
