@@ -510,3 +510,43 @@ def test_generated_documents_pass_by_parts_exactly_when_they_pass_whole(hint: An
     assert _checked_by_parts(document) == passed
     if passed is None and "$defs" in document:
         assert checks._by_parts(document, "schema")  # the shortcut taken, not merely agreed with
+
+
+# Values a schema may hold where JSON belongs: plain JSON, and what only looks like it.
+ODD_SCALARS = st.one_of(
+    st.text(max_size=4),
+    st.integers(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.none(),
+    st.binary(max_size=3),
+    st.sampled_from(["\ud800", "é", Shade.LIGHT, Size.S, 2**70]),
+)
+ODD_VALUES = st.recursive(
+    ODD_SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(st.one_of(st.text(max_size=3), st.integers(0, 3)), inner, max_size=3),
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=ODD_VALUES, keyword=st.sampled_from(["default", "examples", "const", "x-note", "title"]))
+def test_a_schema_holding_any_value_is_checked_the_same_by_parts_and_whole(value: Any, keyword: str) -> None:
+    from toolkit._schema import checks
+
+    for document in (
+        {"type": "object", keyword: value},
+        {
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/D"}},
+            "$defs": {"D": {"type": "string", keyword: value}},
+        },
+    ):
+        assert _checked_by_parts(document) == _checked_whole(document)
+        plain = checks._walk(document, checks._Resources(None), what="schema", regexes=[], start=(None, 0, 0))[1]
+        if plain:  # the walk's shortcut never calls plain what does not read back as itself
+            assert checks._plain_json(document)

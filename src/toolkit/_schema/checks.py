@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import marshal
+import math
 import urllib.parse
 from collections.abc import Iterable, Iterator
 from typing import Any, Final, Protocol
@@ -98,17 +99,40 @@ _KIND: Final[dict[str, int]] = {
 }
 
 
-def _data_depth_ok(value: dict[str, Any] | list[Any], allowed: int) -> bool:
+def _data(value: dict[str, Any] | list[Any], allowed: int) -> tuple[bool, bool]:
     """Whether data (a default, an enum list, an unknown keyword's value) nests at most ``allowed``
-    objects and arrays, counting itself (scalars are not a level)."""
+    objects and arrays, counting itself (scalars are not a level); and whether it is certainly
+    plain JSON (``_certainly_plain``), found in the same walk."""
+    plain = True
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
         if depth > allowed:
-            return False
-        children = node.values() if isinstance(node, dict) else node
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return True
+            return False, False
+        if type(node) is dict:
+            children = node.values()
+            plain = plain and all(type(key) is str and key.isascii() for key in node)
+        else:
+            children = node
+            plain = plain and type(node) is list
+        for child in children:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+            elif plain:
+                plain = _certainly_plain(child)
+    return True, plain
+
+
+def _certainly_plain(value: Any) -> bool:
+    """Whether a scalar is one whose JSON reads back as itself: a ``str`` (ASCII: no lone surrogate
+    to trip the encoder), an ``int``, a ``bool``, ``None``, a finite ``float``, of these very types.
+    ``False`` says "not certainly": ``_plain_json`` decides."""
+    kind = type(value)
+    if kind is str:
+        return bool(value.isascii())
+    if kind is float:
+        return math.isfinite(value)
+    return kind is int or kind is bool or value is None
 
 
 def check_schema(
@@ -219,7 +243,7 @@ def _by_parts(schema: Any, what: str) -> bool:
         return False
     parts: list[_Definition] = []
     for name, definition in defs.items():
-        part = _definition(definition, what) if isinstance(name, str) else None
+        part = _definition(definition, what) if type(name) is str and name.isascii() else None
         if part is None:
             return False
         parts.append(part)
@@ -227,7 +251,7 @@ def _by_parts(schema: Any, what: str) -> bool:
     regexes: list[Any] = []
     resources = _Resources(None)
     try:
-        count = _walk(schema, resources, what=what, regexes=regexes, start=(None, 0, 0), skip_defs=True)
+        count, plain = _walk(schema, resources, what=what, regexes=regexes, start=(None, 0, 0), skip_defs=True)
         for part in parts:
             count += part.count
             resources.references.extend((keyword, value, DEFAULT_BASE, None) for keyword, value in part.references)
@@ -237,7 +261,7 @@ def _by_parts(schema: Any, what: str) -> bool:
         jsonschema_rs.meta.validate(root)
     except (SchemaError, jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError, TypeError):
         return False
-    return _plain_json(root) and all(_regex_compiles(regex) for regex in regexes)
+    return (plain or _plain_json(root)) and all(_regex_compiles(regex) for regex in regexes)
 
 
 def _definition(definition: Any, what: str) -> _Definition | None:
@@ -266,11 +290,11 @@ def _definition(definition: Any, what: str) -> _Definition | None:
     regexes: list[Any] = []
     resources = _Resources(None)
     try:
-        count = _walk(definition, resources, what=what, regexes=regexes, start=((None, "$defs"), 1, 2))
+        count, plain = _walk(definition, resources, what=what, regexes=regexes, start=((None, "$defs"), 1, 2))
         jsonschema_rs.meta.validate(definition)
     except (SchemaError, jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError, TypeError):
         return None
-    if resources.by_uri or resources.anchors or not _plain_json(definition):
+    if resources.by_uri or resources.anchors or not (plain or _plain_json(definition)):
         return None
     if not all(_regex_compiles(regex) for regex in regexes):
         return None
@@ -337,7 +361,7 @@ def _check_schema(
     if not isinstance(schema, dict):
         raise SchemaError(f"{what} must be a JSON object (a dict), not {type(schema).__name__}")
     resources = _Resources(schema.get("$schema"))
-    _walk(schema, resources, what=what, regexes=regexes, start=(None, 0, 0))
+    plain = _walk(schema, resources, what=what, regexes=regexes, start=(None, 0, 0))[1]
     resources.check_references(what)
 
     # Anything but a ValidationError from either step (a set or bytes where JSON belongs, ...) is
@@ -350,7 +374,7 @@ def _check_schema(
         raise SchemaError(f"{what} is not a valid JSON Schema at '{pointer}': {exc.message}", pointer=pointer) from None
     except unusable as exc:
         raise SchemaError(f"{what} cannot be compiled: {exc}") from None
-    if regexes is not None and _plain_json(schema) and all(_regex_compiles(regex) for regex in regexes):
+    if regexes is not None and (plain or _plain_json(schema)) and all(_regex_compiles(regex) for regex in regexes):
         return None
     try:
         return compile_validator(schema, assert_formats=assert_formats)
@@ -366,17 +390,19 @@ def _walk(
     regexes: list[Any] | None,
     start: tuple[_Trail, int, int],
     skip_defs: bool = False,
-) -> int:
+) -> tuple[int, bool]:
     """The walk of the checks: subschema depth and count, JSON nesting, dialects, the references and
     resources (into ``resources``), the regular expressions (into ``regexes``). ``start``: where
     ``schema`` sits (its trail, subschema depth, JSON depth); ``skip_defs``: leave the root's
-    ``$defs`` entries out (checked on their own). The number of subschemas walked.
+    ``$defs`` entries out (checked on their own). The number of subschemas walked, and whether every
+    key and value walked is certainly plain JSON (``_certainly_plain``; else ``_plain_json`` decides).
 
     One pass over each subschema's keywords: the checks of its own values, then its subschemas
     pushed (in the order of its keywords), as ``_children`` yields them. It runs over every
     schema a server registers, so it is written for speed.
     """
     count = 0
+    plain = True  # every key and value certainly plain JSON (``_certainly_plain``) so far
     id_keyword = resources.id_keyword
     references = resources.references
     trail, depth, json_depth = start
@@ -403,27 +429,39 @@ def _walk(
             base = resources.enter(node, trail, base, what)
         skip = skip_defs and node is schema
         deeper = depth + 1
+        plain = plain and type(node) is dict
         for keyword, value in node.items():
+            plain = plain and type(keyword) is str and keyword.isascii()
             kind = _KIND.get(keyword)
             if kind is not None:  # subschemas: pushed, walked in turn
                 here = (trail, keyword)
                 if kind == _ONE or (kind == _ONE_OR_LIST and not isinstance(value, list)):
                     push((value, here, deeper, json_depth + 1, base))  # one JSON level down ("items": {...})
                 elif kind in (_LIST, _ONE_OR_LIST):
+                    plain = plain and type(value) is list
                     if isinstance(value, list):
                         for index, item in enumerate(value):
                             push((item, (here, index), deeper, json_depth + 2, base))
-                elif isinstance(value, dict) and not (skip and keyword == "$defs"):  # a name map: two levels
+                elif skip and keyword == "$defs":
+                    pass  # checked on their own
+                elif isinstance(value, dict):  # a name map: two levels
+                    plain = plain and type(value) is dict
                     if kind == _MAP:
                         if keyword == "patternProperties" and regexes is not None:
                             regexes.extend(value)
                         for name, item in value.items():
+                            plain = plain and type(name) is str and name.isascii()
                             push((item, (here, name), deeper, json_depth + 2, base))
                     else:  # draft-07 "dependencies": a subschema, or a list of names (data)
+                        plain = False  # rare: left to _plain_json
                         for name, item in value.items():
                             if isinstance(item, dict | bool):
                                 push((item, (here, name), deeper, json_depth + 2, base))
+                else:
+                    plain = False
                 continue
+            if plain and not isinstance(value, dict | list):
+                plain = _certainly_plain(value)
             if keyword == "pattern" and regexes is not None:
                 regexes.append(value)
             if keyword in REFERENCE_KEYWORDS:
@@ -442,9 +480,12 @@ def _walk(
             # Deliberately inside data: the values of DATA_KEYWORDS (and of unknown keywords) are
             # never walked as schemas, but the JSON nesting bound is on the whole document. This
             # node is container number json_depth + 1; its value would be the next one.
-            elif isinstance(value, dict | list) and not _data_depth_ok(value, MAX_DOCUMENT_DEPTH - json_depth - 1):
-                raise SchemaError(f"{what} is nested deeper than {MAX_DOCUMENT_DEPTH} levels")
-    return count
+            elif isinstance(value, dict | list):
+                deep_enough, plain_data = _data(value, MAX_DOCUMENT_DEPTH - json_depth - 1)
+                if not deep_enough:
+                    raise SchemaError(f"{what} is nested deeper than {MAX_DOCUMENT_DEPTH} levels")
+                plain = plain and plain_data
+    return count, plain
 
 
 class _Resources:
