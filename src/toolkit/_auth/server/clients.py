@@ -35,6 +35,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 from ..oauth import is_loopback
+from ..tls import shared_tls
 
 logger = logging.getLogger("toolkit.auth")
 
@@ -132,9 +133,11 @@ def is_metadata_document_url(client_id: str) -> bool:
     return client_id.startswith(("https://", "http://"))
 
 
-def trust_of(verify: object) -> ssl.SSLContext | bool:
-    """``client_metadata_verify=`` as httpx takes it: ``True`` (certifi's CAs) or an ``SSLContext``."""
-    if verify is True or isinstance(verify, ssl.SSLContext):
+def trust_of(verify: object) -> ssl.SSLContext:
+    """``client_metadata_verify=`` as the fetches' ``SSLContext``: for ``True``, the process's one of certifi's CAs."""
+    if verify is True:
+        return shared_tls(trust_env=False)
+    if isinstance(verify, ssl.SSLContext):
         return verify
     if verify is False:
         raise ValueError(
