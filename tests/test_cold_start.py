@@ -550,3 +550,87 @@ def test_a_schema_holding_any_value_is_checked_the_same_by_parts_and_whole(value
         plain = checks._walk(document, checks._Resources(None), what="schema", regexes=[], start=(None, 0, 0))[1]
         if plain:  # the walk's shortcut never calls plain what does not read back as itself
             assert checks._plain_json(document)
+
+
+# --- a function's parameters read off its code object ----------------------------------------------
+
+
+def _signature_of(fn: Any) -> list[tuple[str, Any, Any]]:
+    return [(each.name, each.kind, each.default) for each in inspect.signature(fn).parameters.values()]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    only=st.integers(0, 2),
+    plain=st.integers(0, 3),
+    star=st.booleans(),
+    keyword=st.integers(0, 3),
+    kwargs=st.booleans(),
+    defaults=st.integers(0, 5),
+    keyword_defaults=st.sets(st.integers(0, 2)),
+    is_async=st.booleans(),
+)
+def test_a_plain_functions_parameters_are_what_inspect_says(
+    only: int,
+    plain: int,
+    star: bool,
+    keyword: int,
+    kwargs: bool,
+    defaults: int,
+    keyword_defaults: set[int],
+    is_async: bool,
+) -> None:
+    from toolkit._functions import _parameters
+
+    positional = [f"p{i}" for i in range(only + plain)]
+    defaults = min(defaults, len(positional))
+    written = [name + (f"={i}" if i >= len(positional) - defaults else "") for i, name in enumerate(positional)]
+    if only:
+        written.insert(only, "/")
+    if star:
+        written.append("*rest")
+    elif keyword:
+        written.append("*")
+    written += [f"k{i}" + ("=None" if i in keyword_defaults else "") for i in range(keyword)]
+    if kwargs:
+        written.append("**extra")
+    namespace: dict[str, Any] = {}
+    exec(f"{'async ' if is_async else ''}def fn({', '.join(written)}): pass", namespace)
+    fn = namespace["fn"]
+    assert _parameters(fn) == _signature_of(fn)
+
+
+def test_what_is_no_plain_function_goes_through_inspect() -> None:
+    from functools import partial, wraps
+
+    from toolkit._functions import _parameters
+
+    def base(a: int, b: str = "x") -> int:
+        return a
+
+    @wraps(base)
+    def wrapped(*args: Any, **kwargs: Any) -> int:
+        return base(*args, **kwargs)
+
+    class Callable_:
+        def __call__(self, c: int) -> int:
+            return c
+
+        def method(self, d: int) -> int:
+            return d
+
+    for fn in (wrapped, partial(base, 1), Callable_(), Callable_().method, base):
+        assert _parameters(fn) == _signature_of(fn)
+    assert [name for name, _, _ in _parameters(wrapped)] == ["a", "b"]  # followed __wrapped__, as inspect does
+
+
+def test_the_benchmark_functions_parameters_are_what_inspect_says() -> None:
+    from toolkit._functions import _parameters
+
+    sys.path.insert(0, str(ROOT / "bench" / "servers"))
+    try:
+        import generated  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(ROOT / "bench" / "servers"))
+    for fn in generated.build_tools(60):
+        assert _parameters(fn) == _signature_of(fn)

@@ -17,6 +17,7 @@ import inspect
 import os
 import re
 import threading
+import types
 import typing
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final, get_args, get_origin
@@ -140,7 +141,7 @@ def inspect_function(
     if name == "<lambda>":
         name = "lambda"
     try:
-        signature = inspect.signature(fn)
+        parameters = _parameters(fn)
     except (TypeError, ValueError) as exc:
         raise RegistrationError(f"cannot read the signature of {kind} {name!r}: {exc}") from None
     try:
@@ -158,44 +159,44 @@ def inspect_function(
     provided: list[Injected] = []
     context_param: str | None = None
     accepts_kwargs = False
-    for parameter in signature.parameters.values():
-        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+    for parameter, parameter_kind, given in parameters:
+        if parameter_kind is inspect.Parameter.VAR_KEYWORD:
             accepts_kwargs = True
             continue
-        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+        if parameter_kind is inspect.Parameter.VAR_POSITIONAL:
             raise RegistrationError(
-                f"{kind} {name!r} takes *{parameter.name}; MCP arguments are named, so use named parameters"
+                f"{kind} {name!r} takes *{parameter}; MCP arguments are named, so use named parameters"
             )
-        if parameter.kind is inspect.Parameter.POSITIONAL_ONLY:
+        if parameter_kind is inspect.Parameter.POSITIONAL_ONLY:
             raise RegistrationError(
-                f"parameter {parameter.name!r} of {kind} {name!r} is positional-only; toolkit passes "
+                f"parameter {parameter!r} of {kind} {name!r} is positional-only; toolkit passes "
                 "arguments by name, so remove the '/' from the signature"
             )
-        annotation = hints.get(parameter.name, Any)
+        annotation = hints.get(parameter, Any)
         if _is_context(annotation, context_type):
             if context_param is not None:
                 raise RegistrationError(f"{kind} {name!r} declares two Context parameters")
-            context_param = parameter.name
+            context_param = parameter
             continue
-        default = parameter.default
-        dependency = injected(parameter.name, annotation, default, f"{kind} {name!r}")
+        default = given
+        dependency = injected(parameter, annotation, default, f"{kind} {name!r}")
         if dependency is not None:
             if not dependencies:
                 raise RegistrationError(
-                    f"parameter {parameter.name!r} of {kind} {name!r} is a dependency ({dependency.depends!r}), "
+                    f"parameter {parameter!r} of {kind} {name!r} is a dependency ({dependency.depends!r}), "
                     f"and a {kind} function takes none; compute the value inside it"
                 )
             provided.append(dependency)
             continue
         if isinstance(default, FieldInfo):
             annotation, default, fill = _field_default(
-                annotation, default, f"parameter {parameter.name!r} of {kind} {name!r}"
+                annotation, default, f"parameter {parameter!r} of {kind} {name!r}"
             )
             if fill is not None:
-                fills.append((parameter.name, fill))
-        params.append(Param(parameter.name, annotation, default))
-        if parameter.name not in hints:
-            untyped.append(parameter.name)
+                fills.append((parameter, fill))
+        params.append(Param(parameter, annotation, default))
+        if parameter not in hints:
+            untyped.append(parameter)
 
     is_async = inspect.iscoroutinefunction(unwrapped) or inspect.iscoroutinefunction(
         getattr(fn, "__call__", None)  # noqa: B004 - async callable objects
@@ -214,6 +215,49 @@ def inspect_function(
         untyped=tuple(untyped),
         dependencies=tuple(provided),
     )
+
+
+_Parameter = tuple[str, inspect._ParameterKind, Any]
+"""A parameter's name, kind and default (``inspect.Parameter.empty`` when it has none)."""
+_CO_VARARGS: Final = inspect.CO_VARARGS
+_CO_VARKEYWORDS: Final = inspect.CO_VARKEYWORDS
+
+
+def _parameters(fn: Callable[..., Any]) -> list[_Parameter]:
+    """``inspect.signature(fn)``'s parameters, in its order.
+
+    A plain function with nothing set on it (no ``functools.wraps``, no ``__signature__``: an
+    empty ``__dict__``) is read off its code object directly, as ``inspect`` reads it, without
+    building a ``Signature`` (a tenth of registering a tool of a server of hundreds); anything
+    else (a method, a partial, a callable object, a decorated function) goes through ``inspect``.
+    """
+    if type(fn) is not types.FunctionType or fn.__dict__:
+        return [(each.name, each.kind, each.default) for each in inspect.signature(fn).parameters.values()]
+    code = fn.__code__
+    names = code.co_varnames
+    positional, only, keyword = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
+    defaults = fn.__defaults__ or ()
+    first_default = positional - len(defaults)
+    found: list[_Parameter] = [
+        (
+            names[index],
+            inspect.Parameter.POSITIONAL_ONLY if index < only else inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            defaults[index - first_default] if index >= first_default else _EMPTY,
+        )
+        for index in range(positional)
+    ]
+    after = positional + keyword  # *args, then **kwargs, are named after the keyword-only ones
+    if code.co_flags & _CO_VARARGS:
+        found.append((names[after], inspect.Parameter.VAR_POSITIONAL, _EMPTY))
+        after += 1
+    keyword_defaults = fn.__kwdefaults__ or {}
+    found.extend(
+        (names[index], inspect.Parameter.KEYWORD_ONLY, keyword_defaults.get(names[index], _EMPTY))
+        for index in range(positional, positional + keyword)
+    )
+    if code.co_flags & _CO_VARKEYWORDS:
+        found.append((names[after], inspect.Parameter.VAR_KEYWORD, _EMPTY))
+    return found
 
 
 def _field_default(annotation: Any, field: FieldInfo, what: str) -> tuple[Any, Any, Callable[[], Any] | None]:
