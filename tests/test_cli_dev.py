@@ -585,3 +585,32 @@ def test_the_supervisor_in_this_process(tmp_path: Path, capsys: pytest.CaptureFi
     assert f"toolkit dev: serving {app} at {url}" in said
     assert "toolkit dev: app.py changed; restarting" in said and "toolkit dev: stopped" in said
     assert not listening(port)
+
+
+async def test_the_dev_server_as_authorization_server_names_its_own_path_as_the_resource(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``toolkit dev --path /tools/mcp`` with ``TOOLKIT_OAUTH_PROXY_*``: the protected resource is
+    the endpoint the dev server serves, not ``/mcp``."""
+    from tests.http_support import serve
+
+    from toolkit._dev_server import LoadFailure, prepare
+
+    for name in [name for name in os.environ if name.startswith(("TOOLKIT_AUTH_", "TOOLKIT_OAUTH_PROXY_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.delenv("TOOLKIT_RESOURCE_URL", raising=False)
+    base = "https://dev.example"
+    monkeypatch.setenv("TOOLKIT_OAUTH_PROXY_ISSUER", "https://idp.example")
+    monkeypatch.setenv("TOOLKIT_OAUTH_PROXY_CLIENT_ID", "toolkit")
+    monkeypatch.setenv("TOOLKIT_OAUTH_PROXY_CLIENT_SECRET", "upstream-secret")
+    monkeypatch.setenv("TOOLKIT_OAUTH_PROXY_BASE_URL", base)
+
+    def refuse(exc: Exception) -> LoadFailure:
+        raise exc
+
+    app = prepare(f"{WEATHER}:server", path="/tools/mcp", docs="/docs", describe=refuse)
+    assert not isinstance(app, LoadFailure)
+    async with serve(app) as running, httpx.AsyncClient() as http:
+        metadata = await http.get(f"{running.base}/.well-known/oauth-protected-resource/tools/mcp")
+    assert metadata.status_code == 200
+    assert metadata.json()["resource"] == f"{base}/tools/mcp"

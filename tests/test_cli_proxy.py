@@ -171,6 +171,21 @@ def test_the_gateway_takes_toolkit_runs_authorization_flags() -> None:
         assert metadata["scopes_supported"] == ["mcp:use"]
 
 
+def test_a_gateway_as_authorization_server_on_another_path_names_that_path_as_its_resource(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``toolkit proxy --path /tools/mcp --oauth-proxy-*``: the tokens' audience and the protected
+    resource metadata are the gateway's endpoint, not ``/mcp``."""
+    monkeypatch.setenv("TOOLKIT_OAUTH_PROXY_CLIENT_SECRET", "upstream-secret")
+    base = "https://gateway.example"
+    flags = ["--oauth-proxy-issuer", "https://idp.example", "--oauth-proxy-client-id", "toolkit"]
+    with http_gateway(NUMBERS, "--path", "/tools/mcp", *flags, "--oauth-proxy-base-url", base) as gateway:
+        origin = gateway.url.removesuffix("/mcp")
+        metadata = httpx.get(f"{origin}/.well-known/oauth-protected-resource/tools/mcp")
+        assert metadata.status_code == 200, gateway.output()
+        assert (metadata.json()["resource"], metadata.json()["authorization_servers"]) == (f"{base}/tools/mcp", [base])
+
+
 # --- the upgrade story: an old server behind a 2026-07-28 endpoint ------------------------------------
 
 

@@ -234,7 +234,7 @@ def _protect(args: argparse.Namespace, gateway: Gateway) -> None:
         given = _flag(args, flag)
         if given:
             os.environ[variable] = " ".join(given) if isinstance(given, list) else given
-    auth_from_environment(gateway)
+    auth_from_environment(gateway, path=args.path)
 
 
 def _flag(args: argparse.Namespace, flag: str) -> Any:

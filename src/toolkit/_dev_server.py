@@ -93,7 +93,7 @@ def prepare(
     except Exception as exc:
         return describe(exc)
     try:
-        auth_from_environment(target)
+        auth_from_environment(target, path=path)
         store_from_environment(target)
         deployment_settings(target)
         return app_for(target, app_spec=app_spec, path=path, docs=docs)
