@@ -182,7 +182,7 @@ class AuthorizationFlow:
             logger.warning("the identity provider cannot be used: %s", exc)
             return self.back_to_client(*back, error="temporarily_unavailable", error_description="try again later")
         iss = params.get("iss")
-        if (iss is not None and iss != proxy.upstream.issuer) or (
+        if (iss is not None and not proxy.upstream.accepts_issuer(iss)) or (
             iss is None and metadata.authorization_response_iss_parameter_supported
         ):
             logger.warning("refused an upstream callback from issuer %r (RFC 9207 mix-up)", iss)

@@ -53,8 +53,9 @@ class OAuthProxy:
     ``Server(auth=OAuthProxy(upstream=OIDC(issuer, client_id, client_secret), base_url=...))``.
 
     Args:
-        upstream: The identity provider users log in with (``OIDC``). Register toolkit there with
-            the redirect URI ``base_url + "/authorize/callback"``.
+        upstream: The identity provider users log in with (``OIDC``, or a preset: ``Google``,
+            ``GitHub``, ``Entra``, ``Auth0``, ``Keycloak``). Register toolkit there with the
+            redirect URI ``base_url + "/authorize/callback"``.
         base_url: The server's public URL (scheme, host, port): toolkit's issuer identifier, under
             which it serves ``/authorize``, ``/token``, ``/register``, ``/revoke``, ``/jwks``.
         resource_url: The MCP endpoint's URL, the audience of every token; ``base_url + "/mcp"``
