@@ -15,6 +15,7 @@ through the balancer's URL. HAProxy's log says which replica answered each reque
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 import time
@@ -33,7 +34,7 @@ from tests.support.oauth_login import query
 from tests.support.processes import REPO, free_port
 from tests.support.proxy_flow import ProxyFlow, new_verifier
 from tests.support.redis_rig import redis_server, require
-from tests.test_oauth_proxy import idp, proxied_server
+from tests.test_oauth_proxy import expire_upstream, idp, proxied_server
 
 from toolkit import Server
 from toolkit.client import Client, OAuth
@@ -98,6 +99,36 @@ async def test_a_login_started_on_one_replica_finishes_on_another(idp: AuthServe
             await on_a.aclose()
     assert refreshed.status_code == 200
     assert result.data["subject"] == "alice" and result.data["upstream"] == "alice"
+
+
+async def test_replicas_refresh_one_login_upstream_once(idp: AuthServer) -> None:
+    """One user's calls on two replicas at once, the upstream token expired: one replica refreshes
+    it at the provider, the other waits for the result (a lease in the store). Both spending the
+    same refresh token would look like theft to a provider that rotates them."""
+    require("redis-server")
+    key = signing_key()
+    secret = base64.b64encode(os.urandom(32)).decode()
+    port_a, port_b = free_port(), free_port()
+    with redis_server() as redis:
+        (a_server, a), (b_server, b) = (
+            proxied_server(idp, port_a, signing_key=key, encryption_key=secret) for _ in range(2)
+        )
+        a_server.store, b_server.store = RedisStore(redis.url), RedisStore(redis.url)
+        async with serve(a_server, port=port_a) as running, serve(b_server, port=port_b):
+            async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+                flow = ProxyFlow(running.base, http)
+                tokens = await flow.tokens(await flow.register())
+                await flow.aclose()
+            access = await a.verify(tokens["access_token"])
+            before = await a.upstream_token(access)
+            refreshed = []
+            for _ in range(3):
+                await expire_upstream(a, access.claims["gid"])
+                together = await asyncio.gather(*(proxy.upstream_token(access) for proxy in (a, b, a, b)))
+                refreshed.append(together)
+    for together in refreshed:
+        assert len(set(together)) == 1, together  # one refresh, whichever replica made it
+    assert len({together[0] for together in refreshed} | {before}) == 4  # and each time a new token
 
 
 async def test_a_store_outage_is_a_503_to_retry(idp: AuthServer) -> None:

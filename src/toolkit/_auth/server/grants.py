@@ -115,6 +115,18 @@ class Grants:
     async def delete(self, kind: str, key: str) -> bool:
         return await self.state.delete(self._scope(kind, key), NAME)
 
+    async def lease(self, key: str, *, ttl: float) -> str | None:
+        """Hold ``key`` for at most ``ttl`` seconds, in every replica sharing the store: the holder's
+        secret (for ``release``), or ``None`` while another request holds it."""
+        holder = new_secret()
+        taken = await self.state.put(self._scope("lease", key), NAME, json.dumps(holder), ttl=ttl, expect=None)
+        return holder if taken else None
+
+    async def release(self, key: str, holder: str) -> None:
+        """Give ``key`` back if ``holder`` still holds it (past its ``ttl`` another may hold it now)."""
+        # No compare-and-delete in a state store: the value, if still ours, expires at once instead.
+        await self.state.put(self._scope("lease", key), NAME, "null", ttl=0.001, expect=json.dumps(holder))
+
     async def take(self, kind: str, key: str, *, tombstone_ttl: float) -> Taken:
         """The record, for the first caller only; it leaves a tombstone naming the record's grant."""
         scope = self._scope(kind, key)

@@ -46,6 +46,11 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("toolkit.auth")
 
+REFRESH_LEASE_MARGIN: Final = 5.0
+"""Seconds a refresh lease outlives the upstream's timeout (a replica that died holding it frees it then)."""
+REFRESH_LEASE_POLL: Final = 0.05
+"""Seconds between two looks at a login another replica is refreshing."""
+
 
 class OAuthProxy:
     """An authorization server for MCP clients in front of an upstream identity provider.
@@ -252,28 +257,49 @@ class OAuthProxy:
         token = await self._upstream_of(access, grant_id)
         if not token.expired(now=time.time()):
             return token
-        # One refresh at a time per login in this process: concurrent calls of one user would otherwise
-        # each spend the same upstream refresh token, which a provider that rotates them takes as theft.
+        # One refresh at a time per login, in the whole deployment: concurrent calls of one user would
+        # otherwise each spend the same upstream refresh token, which a provider that rotates them takes
+        # as theft (and revokes the login). In this process a lock; across replicas a lease in the store.
         lock = self._refreshing.setdefault(grant_id, asyncio.Lock())
         try:
             async with lock:
-                token = await self._upstream_of(access, grant_id)  # another call may have refreshed it meanwhile
-                if not token.expired(now=time.time()):
-                    return token
+                holder = await self._refresh_lease(access, grant_id)
+                if isinstance(holder, Token):
+                    return holder  # another replica refreshed it meanwhile
                 try:
-                    token = await self.upstream.refresh(token)
-                except TokenRequestFailed as exc:
-                    refused = f"the identity provider refused to refresh the login ({exc}): log in again"
-                    raise UpstreamLoginRequired(refused) from None
-                grant = await self.grants.get("grant", grant_id)
-                if grant is None:
-                    raise UpstreamLoginRequired("the login behind this token was revoked meanwhile: log in again")
-                grant["upstream"] = self.sealer.seal(token.to_dict(), grant_id)
-                await self.grants.put("grant", grant_id, grant, ttl=self.refresh_token_ttl)
-                return token
+                    token = await self._upstream_of(access, grant_id)  # another call may have refreshed it meanwhile
+                    if not token.expired(now=time.time()):
+                        return token
+                    return await self._refresh(grant_id, token)
+                finally:
+                    await self.grants.release(f"refresh:{grant_id}", holder)
         finally:
             if not lock.locked() and self._refreshing.get(grant_id) is lock:
                 del self._refreshing[grant_id]
+
+    async def _refresh_lease(self, access: AccessToken, grant_id: str) -> str | Token:
+        """The lease on refreshing ``grant_id``'s upstream token (its holder's secret), or the token
+        another replica refreshed while this one waited for the lease."""
+        ttl = self.upstream.timeout + REFRESH_LEASE_MARGIN  # the longest a refresh can take, and a margin
+        while (holder := await self.grants.lease(f"refresh:{grant_id}", ttl=ttl)) is None:
+            await asyncio.sleep(REFRESH_LEASE_POLL)  # another replica refreshes it now: its result is kept soon
+            token = await self._upstream_of(access, grant_id)
+            if not token.expired(now=time.time()):
+                return token
+        return holder
+
+    async def _refresh(self, grant_id: str, token: Token) -> Token:
+        try:
+            token = await self.upstream.refresh(token)
+        except TokenRequestFailed as exc:
+            refused = f"the identity provider refused to refresh the login ({exc}): log in again"
+            raise UpstreamLoginRequired(refused) from None
+        grant = await self.grants.get("grant", grant_id)
+        if grant is None:
+            raise UpstreamLoginRequired("the login behind this token was revoked meanwhile: log in again")
+        grant["upstream"] = self.sealer.seal(token.to_dict(), grant_id)
+        await self.grants.put("grant", grant_id, grant, ttl=self.refresh_token_ttl)
+        return token
 
     async def _upstream_of(self, access: AccessToken, grant_id: str) -> Token:
         grant = await self.grants.get("grant", grant_id)
