@@ -559,7 +559,7 @@ async def test_the_mcp_sdk_230_client_logs_in_by_its_client_id_metadata_document
         server, _ = proxied_server(idp, port, allow_private_addresses=True, client_metadata_verify=authority.ca_file)
         async with serve(server, port=port) as running:
             child = await asyncio.create_subprocess_exec(
-                str(python), str(REPO / "tests" / "support" / "proxy_mcp230_cimd_client.py"), "--url", running.url,
+                str(python), str(REPO / "tests" / "support" / "proxy_mcp230_client.py"), "--url", running.url,
                 "--tool", "upstream_me", "--client-metadata-url", client_id, cwd=REPO,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             )  # fmt: skip

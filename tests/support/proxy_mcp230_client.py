@@ -1,9 +1,12 @@
 """``mcp`` 2.3.0's own OAuth client against toolkit's ``OAuthProxy`` (run by the interop venv).
 
-    .interop/py-mcp230/bin/python tests/support/proxy_mcp230_client.py --url URL --tool NAME
+    .interop/py-mcp230/bin/python tests/support/proxy_mcp230_client.py --url URL --tool NAME \
+        [--client-metadata-url https://127.0.0.1:PORT/clients/mcp230.json]
 
 The library's ``OAuthClientProvider`` on its httpx client, an in-memory token storage, dynamic
-registration: the way a user of the SDK connects. The redirect handler plays the user's browser
+registration (or, with ``--client-metadata-url``, the client ID metadata document at that URL:
+the SDK then sends the URL as its ``client_id`` when the server's metadata says it takes
+documents): the way a user of the SDK connects. The redirect handler plays the user's browser
 with one cookie jar: it follows redirects, answers toolkit's consent page (its form's hidden
 fields) with "Allow", lets the upstream log in by itself, and hands the code, ``state`` and
 ``iss`` off the redirect URI to the callback handler. Then it calls the tool and prints ONE JSON
@@ -87,19 +90,24 @@ async def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--url", required=True)
     ap.add_argument("--tool", required=True)
+    ap.add_argument("--client-metadata-url", help="name the client by this client ID metadata document (no DCR)")
     a = ap.parse_args()
     browser = Browser()
+    by_document = a.client_metadata_url is not None
     provider = OAuthClientProvider(
         server_url=a.url,
+        # With a metadata document, what the document says too: the server holds the client to the document's.
         client_metadata=OAuthClientMetadata(
-            client_name="mcp 2.3.0 via toolkit's proxy",
+            client_name="mcp 2.3.0 by its metadata document" if by_document else "mcp 2.3.0 via toolkit's proxy",
             redirect_uris=[AnyUrl(REDIRECT_URI)],
             grant_types=["authorization_code", "refresh_token"],
             response_types=["code"],
+            **({"token_endpoint_auth_method": "none"} if by_document else {}),
         ),
         storage=MemoryStorage(),
         redirect_handler=browser.redirect_handler,
         callback_handler=browser.callback_handler,
+        client_metadata_url=a.client_metadata_url,
     )
     async with (
         httpx.AsyncClient(auth=provider, timeout=httpx.Timeout(30.0)) as http,
