@@ -634,3 +634,31 @@ def test_the_benchmark_functions_parameters_are_what_inspect_says() -> None:
         sys.path.remove(str(ROOT / "bench" / "servers"))
     for fn in generated.build_tools(60):
         assert _parameters(fn) == _signature_of(fn)
+
+
+Later = int  # a name the string annotations below evaluate to
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hint=HINTS)
+def test_a_functions_hints_are_what_typing_says(hint: Any) -> None:
+    from toolkit._functions import _type_hints
+
+    def fn() -> None:
+        pass
+
+    # Annotations as objects (this module has ``from __future__ import annotations``): the hint, and
+    # strings where typing evaluates them (whole, in a builtin generic, in Optional) or not (a Literal).
+    fn.__annotations__ = {
+        "value": hint,
+        "other": "Later",
+        "late": list["Later"],
+        "maybe": Optional["Later"],
+        "word": Literal["Later"],
+        "none": None,
+        "return": list["Later"],
+    }
+    assert _type_hints(fn) == typing.get_type_hints(fn, include_extras=True)
+    for name in ("other", "late", "maybe", "return"):
+        fn.__annotations__.pop(name)
+        assert _type_hints(fn) == typing.get_type_hints(fn, include_extras=True)

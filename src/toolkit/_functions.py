@@ -145,7 +145,7 @@ def inspect_function(
     except (TypeError, ValueError) as exc:
         raise RegistrationError(f"cannot read the signature of {kind} {name!r}: {exc}") from None
     try:
-        hints = typing.get_type_hints(unwrapped, include_extras=True)
+        hints = _type_hints(unwrapped)
     except Exception as exc:
         raise RegistrationError(
             f"cannot resolve the type hints of {kind} {name!r}: {exc}. Define every type (and Depends provider) "
@@ -215,6 +215,43 @@ def inspect_function(
         untyped=tuple(untyped),
         dependencies=tuple(provided),
     )
+
+
+def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """``typing.get_type_hints(fn, include_extras=True)``.
+
+    A plain function whose annotations hold nothing to evaluate (no string, no ``ForwardRef``,
+    at any depth) has them as they are (``None`` read as ``NoneType``), as ``typing`` would give
+    them, without rebuilding every ``list[X]`` on the way; anything else goes through ``typing``.
+    """
+    if type(fn) is types.FunctionType:
+        annotations = fn.__annotations__
+        if all(_evaluated(value) for value in annotations.values()):
+            return {name: type(None) if value is None else value for name, value in annotations.items()}
+    return typing.get_type_hints(fn, include_extras=True)
+
+
+_ALIASES: Final = (typing._GenericAlias, types.GenericAlias, types.UnionType)  # type: ignore[attr-defined]
+
+
+def _evaluated(hint: Any, inside: bool = False) -> bool:
+    """Whether ``typing._eval_type`` would give ``hint`` back as it is (or an equal rebuild of it).
+
+    A string is evaluated when it is the whole annotation or an argument of a builtin generic
+    (``list["X"]``); inside ``typing``'s own generics it is a value (``Literal["a"]``: ``typing``
+    made any string meant as a type a ``ForwardRef`` there already).
+    """
+    if isinstance(hint, type) or hint is None:
+        return True
+    if isinstance(hint, typing.ForwardRef):
+        return False
+    if isinstance(hint, str):
+        return inside
+    if not isinstance(hint, _ALIASES):
+        return True
+    if isinstance(hint, types.GenericAlias) and any(isinstance(arg, str) for arg in hint.__args__):
+        return False
+    return all(_evaluated(arg, True) for arg in hint.__args__)
 
 
 _Parameter = tuple[str, inspect._ParameterKind, Any]
