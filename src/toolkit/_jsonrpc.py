@@ -9,6 +9,7 @@ response with its id (a server asking its legacy client for input; a client aski
 from __future__ import annotations
 
 import asyncio
+import collections
 import gc
 import itertools
 import re
@@ -619,6 +620,15 @@ def json_type(value: Any) -> str:
     return "object" if isinstance(value, dict) else type(value).__name__
 
 
+class _Expired(Exception):
+    """A request's timeout passed (``Correlator.request`` raises the ``failure`` it makes instead)."""
+
+
+def _expire(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.set_exception(_Expired())
+
+
 class Correlator:
     """Requests this side sent, each waiting for the response with its id: ids, futures, timeouts.
 
@@ -626,12 +636,17 @@ class Correlator:
     ``("error", method, error object)`` or ``("closed", method, reason)``.
     """
 
-    __slots__ = ("_failure", "_ids", "_pending")
+    __slots__ = ("_deadlines", "_failure", "_ids", "_loop", "_pending", "_timer")
 
     def __init__(self, failure: Callable[[str, str, Any], Exception], *, first_id: int = 1) -> None:
         self._failure = failure
         self._pending: dict[RequestId, tuple[str, asyncio.Future[Any]]] = {}
         self._ids = itertools.count(first_id)
+        self._deadlines: collections.deque[tuple[float, asyncio.Future[Any]]] = collections.deque()
+        """The requests waiting with a timeout, by deadline (in the order sent, when they share a
+        timeout): one timer for all of them (``_expire_due``), not one each."""
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -656,14 +671,17 @@ class Correlator:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
+        timer: asyncio.TimerHandle | None = None
         try:
             await send(message)
             if future.done():  # answered while it was sent (an in-process server): no timer, no loop pass
                 return future.result()
+            if timeout is not None:  # the future fails at its deadline (asyncio.timeout adds a Timeout
+                # object and cancels the task; wait_for adds a future and a callback)
+                timer = self._expire_at(timeout, future)
             try:
-                async with asyncio.timeout(timeout):  # a timer handle; wait_for adds a future and a callback
-                    return await future
-            except TimeoutError:
+                return await future
+            except _Expired:
                 if abandoned is not None:
                     abandoned(request_id, f"no response within {timeout:g} s")
                 raise self._failure("timeout", method, timeout) from None
@@ -674,9 +692,47 @@ class Correlator:
                     abandoned(request_id, "cancelled")
                 raise
         finally:
+            if timer is not None:
+                timer.cancel()
+            deadlines = self._deadlines
+            while deadlines and deadlines[0][1].done():  # answered in order: the queue stays short
+                deadlines.popleft()
             self._pending.pop(request_id, None)
             if future.done() and not future.cancelled():
                 future.exception()  # read: a failure set while ``send`` raised is not "never retrieved"
+
+    def _expire_at(self, timeout: float, future: asyncio.Future[Any]) -> asyncio.TimerHandle | None:
+        """Fail ``future`` with ``_Expired`` in ``timeout`` seconds: queued behind the deadlines already
+        there (the shared timer); a deadline earlier than the last queued gets a timer of its own."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # first use, or another event loop (the old one's timer is gone with it)
+            self._loop, self._timer = loop, None
+            self._deadlines.clear()
+        deadline = loop.time() + timeout
+        deadlines = self._deadlines
+        if deadlines and deadline < deadlines[-1][0]:
+            return loop.call_at(deadline, _expire, future)
+        deadlines.append((deadline, future))
+        timer = self._timer
+        if timer is None or timer.when() > deadline:  # none, or set for a later one (the queue was empty)
+            if timer is not None:
+                timer.cancel()
+            self._timer = loop.call_at(deadline, self._expire_due)
+        return None
+
+    def _expire_due(self) -> None:
+        """The shared timer: fail the requests whose deadline passed, then wait for the next one."""
+        self._timer = None
+        loop = self._loop
+        deadlines = self._deadlines
+        while deadlines and loop is not None:
+            deadline, future = deadlines[0]
+            if not future.done():
+                if deadline > loop.time():
+                    self._timer = loop.call_at(deadline, self._expire_due)
+                    return
+                future.set_exception(_Expired())
+            deadlines.popleft()
 
     def resolve(self, response: Response) -> bool:
         """Hand a response to the request waiting for it; ``False`` if none is."""
@@ -692,6 +748,10 @@ class Correlator:
 
     def close(self, reason: str) -> None:
         """Fail every request still waiting (the session or connection ended)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._deadlines.clear()
         for method, future in self._pending.values():
             if not future.done():
                 future.set_exception(self._failure("closed", method, reason))
