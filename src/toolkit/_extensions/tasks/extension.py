@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ... import _compat
 from ..._errors import InputRequired
 from ..._methods import METHODS, Method
-from ..._types import TASKS_EXTENSION
+from ..._types import CLIENT_CAPABILITIES_KEY, TASKS_EXTENSION
 from ..base import CallNext, Extension, ExtensionHost, Handler, ToolCall
 
 if TYPE_CHECKING:
@@ -61,7 +61,16 @@ class TasksExtension(Extension):
         return handler
 
     def wants_call(self, tool: ToolBase, params: Mapping[str, Any]) -> bool:
-        return tool.task != "forbidden" or "task" in params
+        """Whether the call may become a task or be refused as one (``Tasks.ttl_for``); otherwise
+        ``around_call`` would only call on, and the call takes the plain path (a proxied tool,
+        ``"optional"``, called by a client that takes no tasks)."""
+        if "task" in params or tool.task == "required":
+            return True
+        if tool.task == "forbidden":
+            return False
+        meta = params.get("_meta")  # a 2026-07-28 request declares the extension per request
+        capabilities = meta.get(CLIENT_CAPABILITIES_KEY) if isinstance(meta, dict) else None
+        return isinstance(capabilities, dict) and _compat.wants_extension(capabilities)
 
     async def around_call(self, call: ToolCall, call_next: CallNext) -> dict[str, Any]:
         ttl_ms = self.tasks.ttl_for(call.inbound, call.tool)
