@@ -31,7 +31,7 @@ from ._errors import (
 )
 from ._extensions.base import Extension
 from ._inbound import InboundRequest
-from ._jsonrpc import TooDeep, json_type
+from ._jsonrpc import Raw, TooDeep, encode, json_type
 from ._middleware.base import VIEW, Pipeline, call_tool
 from ._registry import Registry
 from ._settings import Settings
@@ -68,7 +68,7 @@ class Calls:
         self.pipeline: Pipeline | None = None
         """The middleware (set by ``Engine.use``); ``None``: none, the plain path."""
 
-    async def tools_call(self, inbound: InboundRequest) -> dict[str, Any]:
+    async def tools_call(self, inbound: InboundRequest) -> dict[str, Any] | Raw:
         params = inbound.params
         name = required_str(params, "name")
         tool = self.registry.tools.get(name)
@@ -92,15 +92,18 @@ class Calls:
         async def call_next() -> dict[str, Any]:
             if rest:
                 return await self._around(rest, call)
-            return await self._plain_call(call.inbound, call.tool, call.arguments)
+            result = await self._plain_call(call.inbound, call.tool, call.arguments)
+            assert isinstance(result, dict)  # not unseen: the hooks read it
+            return result
 
         return await extension.around_call(call, call_next)
 
     async def _plain_call(
         self, inbound: InboundRequest, tool: ToolBase, arguments: dict[str, Any], *, unseen: bool = False
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any] | Raw:
         """The call with no hook around it; ``unseen``: nothing but the encoder reads the result (a big
-        value's text fallback is then written by the encoder, never made whole)."""
+        value's text fallback is then written by the encoder, never made whole; a proxied result of the
+        caller's version is sent on as it came, ``CallOutcome.wire``). Only ``unseen`` gives a ``Raw``."""
         name = tool.name
         context = self._prepare(inbound, name, arguments)
         try:
@@ -121,6 +124,9 @@ class Calls:
             outcome = CallOutcome.error(str(exc))
         if outcome.is_error and inbound.trace is not None:
             inbound.trace.tool_error(outcome)
+        wire = outcome.wire
+        if unseen and wire is not None and wire[0] == inbound.version:  # a proxied result, sent on as it came
+            return Raw(wire[1] + b"," + encode(self.envelop({}, inbound))[1:])
         result = _compat.call_result(outcome, self.shapes.get(tool, inbound.version), inbound.version, unseen=unseen)
         return self.envelop(result, inbound)
 

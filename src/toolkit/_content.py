@@ -267,11 +267,18 @@ class CallOutcome:
     """A tool call's result before any protocol version shapes it.
 
     ``content`` is ``None`` when the tool gave no blocks of its own: the compatibility
-    layer then sends one text block with the JSON of ``structured``.
+    layer then sends one text block with the JSON of ``structured`` (``fallback_text`` when it
+    is known already: a proxied result's, as its server wrote it; whoever replaces
+    ``structured`` sets it back to ``None``).
+
+    ``wire``: ``(version, text)`` when the outcome is a result a server of ``version`` sent, as
+    it sent it: the JSON text of its members without the era's envelope, ``{`` included, the
+    closing ``}`` not (a proxied call's). Sent on as it came to a caller of that version when
+    nothing but the encoder reads the outcome; whoever changes the outcome sets it to ``None``.
     """
 
     # A plain class: a dataclass compiles its generated methods when this module is imported.
-    __slots__ = ("content", "is_error", "meta", "structured")
+    __slots__ = ("content", "fallback_text", "is_error", "meta", "structured", "wire")
 
     def __init__(
         self,
@@ -284,6 +291,8 @@ class CallOutcome:
         self.structured = structured
         self.is_error = is_error
         self.meta = meta
+        self.fallback_text: str | None = None
+        self.wire: tuple[str, bytes] | None = None
 
     @classmethod
     def error(cls, message: str) -> CallOutcome:

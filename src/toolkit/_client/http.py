@@ -53,7 +53,7 @@ from .exchange import ConnectFailed, HttpClient, HttpError, HttpResponse, HttpTi
 from .http_bodies import ACCEPT_BOTH, MalformedMessage, excerpt, media_type, read_limited, read_messages
 from .http_legacy_session import SESSION_ID, LegacySession
 from .sse import EventTooLarge, SseParser
-from .transport import FAILURE_KEY, Deliver, OnClose, TransportClosed
+from .transport import BODY_KEY, FAILURE_KEY, Deliver, OnClose, TransportClosed, parse_response
 
 if TYPE_CHECKING:
     import httpx
@@ -67,6 +67,7 @@ DEFAULT_RETRY_MS: Final = 1000
 """How long to wait before reconnecting when the server sent no ``retry``."""
 KEEPALIVE_SECONDS: Final = 2.0
 """How long an idle connection is kept for reuse: under the shortest keep-alive servers use (uvicorn's 5 s)."""
+_POSTS_KEPT: Final = 1024
 ERROR_BODY_BYTES: Final = 64 * 1024
 """How much of an error status's body is read, looking for a JSON-RPC error in it."""
 
@@ -173,6 +174,8 @@ class HttpTransport:
         self._resolve: Callable[[dict[str, Any]], bool] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._listening: asyncio.Task[None] | None = None
+        self._posts: dict[int, tuple[Mapping[str, str] | None, str | None, RequestHeaders]] = {}
+        """Each request's headers made so far, by the session's headers beside it (``_post_headers``)."""
 
     # --- the Transport protocol ---------------------------------------------------------------
 
@@ -291,6 +294,22 @@ class HttpTransport:
             headers["mcp-session-id"] = (SESSION_ID, self.session_id)
         return headers
 
+    def _post_headers(self, extra: Mapping[str, str] | None) -> RequestHeaders:
+        """The headers of a request's POST, made once per ``extra`` mapping and session id.
+
+        The session hands the same mapping for the same method and name (``ClientSession._headers_for``);
+        the user's ``headers`` are fixed when the transport is made. Callers only read what this returns.
+        """
+        kept = self._posts.get(id(extra))
+        if kept is not None and kept[0] is extra and kept[1] == self.session_id:
+            return kept[2]
+        request_headers = self._headers(extra, ACCEPT_BOTH)
+        request_headers["content-type"] = ("Content-Type", "application/json")
+        if len(self._posts) >= _POSTS_KEPT:
+            self._posts.clear()
+        self._posts[id(extra)] = (extra, self.session_id, request_headers)  # extra held: its id stays its own
+        return request_headers
+
     async def _http_request(
         self,
         method: str,
@@ -301,7 +320,7 @@ class HttpTransport:
     ) -> HttpResponse:
         assert self._http is not None
         return await self._http.request(
-            method, self.url, headers.values(), body, read_timeout=read_timeout, on_sent=on_sent
+            method, self.url, tuple(headers.values()), body, read_timeout=read_timeout, on_sent=on_sent
         )
 
     def _unreachable(self, exc: BaseException) -> ConnectionError:
@@ -322,8 +341,7 @@ class HttpTransport:
         loop pass between the answer and the caller. Anything else (an SSE stream, an error
         status, a redirect, a stale connection) is read by a task, as every request is otherwise.
         """
-        request_headers = self._headers(headers, ACCEPT_BOTH)
-        request_headers["content-type"] = ("Content-Type", "application/json")
+        request_headers = self._post_headers(headers)
         pending = PendingRequest(request_id, headers, legacy)
         pending.session = "mcp-session-id" in request_headers
         body = encode(message)
@@ -348,7 +366,7 @@ class HttpTransport:
             return False
         watched = _Watched(pending, headers, body, contextvars.copy_context())
         try:
-            started = send_now("POST", self.url, headers.values(), body, functools.partial(self._watch, watched))
+            started = send_now("POST", self.url, tuple(headers.values()), body, functools.partial(self._watch, watched))
         except HttpError as exc:
             raise self._unreachable(exc) from exc
         if started is None:
@@ -392,13 +410,15 @@ class HttpTransport:
         if len(body) > self.max_message_bytes:
             return False
         try:
-            message = pydantic_core.from_json(body)
+            message, strict = parse_response(body)
         except ValueError:
             return False
         if not isinstance(message, dict) or message.get("id") != pending.request_id:
             return False
         assert self._resolve is not None
         session_id = response.header("mcp-session-id")
+        if strict and len(message) == 3 and "result" in message:  # the text is the result's and the envelope's
+            message[BODY_KEY] = body
         if not self._resolve(message):
             return False
         if session_id is not None and pending.legacy:
@@ -549,10 +569,12 @@ class HttpTransport:
             await self._fail(pending, f"{self.url} answered with a JSON body over {self.max_message_bytes} bytes")
             return
         try:
-            parsed = pydantic_core.from_json(body)
+            parsed, strict = parse_response(body)
         except ValueError:
             await self._fail(pending, f"{self.url} answered with invalid JSON: {excerpt(body)}")
             return
+        if strict and isinstance(parsed, dict) and len(parsed) == 3 and "result" in parsed:
+            parsed[BODY_KEY] = body  # the text is the result's and the envelope's alone
         for message in parsed if isinstance(parsed, list) else [parsed]:  # a list: a 2025-03-26 batch
             if isinstance(message, dict):
                 await self._deliver_for(pending, message)

@@ -42,6 +42,7 @@ MAX_REDIRECTS: Final = 20
 REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 _SKIPPED: Final = frozenset({"content-length", "transfer-encoding", "connection"})
 """Headers this module writes itself (a caller's would contradict the framing)."""
+_HEADS_KEPT: Final = 256
 
 
 class _Target:
@@ -84,6 +85,8 @@ class Http11Client:
         self._slot_waiters: list[asyncio.Future[None]] = []
         self._targets: dict[str, _Target] = {}
         self._cookies: dict[str, dict[str, str]] = {}
+        self._heads: dict[tuple[_Target, str, Headers], bytes] = {}
+        """The start of each request head made so far (``_head``), up to ``_HEADS_KEPT``."""
         self._closed = False
 
     async def request(
@@ -144,7 +147,38 @@ class Http11Client:
     # --- one request on one connection -------------------------------------------------------------
 
     def _head(self, target: _Target, method: str, headers: Headers, body: bytes | None) -> bytes:
-        """The request's head and body, as the one write that sends them."""
+        """The request's head and body, as the one write that sends them.
+
+        The part before the cookies and ``Content-Length`` is made once per target, method and
+        headers when the headers come as a tuple (the transport's own, the same every time).
+        """
+        key = (target, method, headers) if type(headers) is tuple else None
+        start = self._heads.get(key) if key is not None else None
+        if start is None:
+            start = self._head_start(target, method, headers)
+            if key is not None:
+                if len(self._heads) >= _HEADS_KEPT:
+                    self._heads.clear()
+                self._heads[key] = start
+        parts = [start]
+        cookies = self._cookies.get(target.origin[1])
+        if cookies:
+            line = "Cookie: " + "; ".join(f"{name}={value}" for name, value in cookies.items()) + "\r\n"
+            try:
+                parts.append(line.encode("ascii"))
+            except UnicodeEncodeError as exc:
+                raise HttpError(f"a request header is not ASCII: {exc}") from None
+        if body is not None:
+            parts.append(b"Content-Length: %d\r\n\r\n" % len(body))
+            if body:
+                parts.append(body)
+        else:
+            parts.append(b"\r\n")
+        return b"".join(parts)
+
+    @staticmethod
+    def _head_start(target: _Target, method: str, headers: Headers) -> bytes:
+        """The request line, ``Host`` and the caller's headers (checked), with a ``User-Agent``."""
         host = target.host_header
         lines = []
         agent = True
@@ -161,16 +195,10 @@ class Http11Client:
             lines.append(f"{name}: {value}\r\n")
         if agent:
             lines.append("User-Agent: toolkit-mcp\r\n")
-        cookies = self._cookies.get(target.origin[1])
-        if cookies:
-            lines.append("Cookie: " + "; ".join(f"{name}={value}" for name, value in cookies.items()) + "\r\n")
-        if body is not None:
-            lines.append(f"Content-Length: {len(body)}\r\n")
         try:
-            head = f"{method} {target.target} HTTP/1.1\r\nHost: {host}\r\n{''.join(lines)}\r\n".encode("ascii")
+            return f"{method} {target.target} HTTP/1.1\r\nHost: {host}\r\n{''.join(lines)}".encode("ascii")
         except UnicodeEncodeError as exc:
             raise HttpError(f"a request header is not ASCII: {exc}") from None
-        return head + body if body else head
 
     async def _exchange(
         self, target: _Target, data: bytes, read_timeout: float | None, on_sent: Callable[[], None] | None

@@ -33,6 +33,7 @@ from .._errors import (
 )
 from .._headers import PROTOCOL_VERSION, ParamPaths, for_request
 from .._jsonrpc import Correlator, Response
+from .._methods import named_field
 from .._schema.headers import header_params
 from .._types import (
     CLIENT_CAPABILITIES_KEY,
@@ -47,7 +48,7 @@ from .._versions import LATEST_VERSION, is_known, is_modern
 from . import negotiation, questions
 from .negotiation import AUTO, VersionNotAgreed, raise_failure
 from .questions import QUESTIONS, Handler, InputRounds, NoHandler
-from .transport import Transport, TransportClosed
+from .transport import BODY_KEY, Transport, TransportClosed
 
 __all__ = [
     "AUTO",
@@ -68,6 +69,9 @@ Progress = Callable[[float, float | None, str | None], None]
 
 DEFAULT_CLIENT_INFO: Final = {"name": "toolkit-client", "version": "1.0"}
 
+_HEADERS_KEPT: Final = 1024
+"""The modern routing headers kept per method and name, at most (``_headers_for``)."""
+
 _SENDING: contextvars.ContextVar[RequestId | None] = contextvars.ContextVar("toolkit_client_sending", default=None)
 """The scoped request being sent: what a transport delivers from a task it starts while sending (an
 HTTP POST's stream) or within the send (the memory transport) is about that request."""
@@ -84,13 +88,15 @@ class CallScope:
     relation); otherwise the session's own handlers and ``on_message`` take it.
     """
 
-    __slots__ = ("handlers", "on_message")
+    __slots__ = ("body", "handlers", "on_message")
 
     def __init__(
         self, handlers: Mapping[str, Handler], on_message: Callable[[dict[str, Any]], bool] | None = None
     ) -> None:
         self.handlers = handlers
         self.on_message = on_message
+        self.body: bytes | None = None
+        """The JSON text of the request's response, when the transport read it whole (``BODY_KEY``)."""
 
 
 def _failure(kind: str, method: str, detail: Any) -> Exception:
@@ -169,6 +175,7 @@ class ClientSession:
         """Why the connection ended (the server exited, the stream closed, ``close()``); ``None`` while open."""
         self.tool_params: dict[str, ParamPaths] = {}
         """Each listed tool's ``x-mcp-header`` parameters (modern HTTP sends them as ``Mcp-Param-*``)."""
+        self._headers_kept: dict[tuple[str, str, str | None], Mapping[str, str]] = {}
         if protocol_version != AUTO:
             self.settle(protocol_version)
 
@@ -340,11 +347,30 @@ class ClientSession:
         await self.transport.send(message, headers=self._headers_for(method, params))
 
     def _headers_for(self, method: str, params: dict[str, Any]) -> Mapping[str, str] | None:
-        """What an HTTP transport sends beside a message: the modern routing headers, or the legacy version."""
-        if self.modern and self.protocol_version is not None:
-            paths = self.tool_params.get(params.get("name")) if method == "tools/call" else None  # type: ignore[arg-type]
-            return for_request(method, params, self.protocol_version, paths)
-        return self._legacy_headers
+        """What an HTTP transport sends beside a message: the modern routing headers, or the legacy version.
+
+        The same method and name without ``Mcp-Param-*`` headers get the same headers every time:
+        made once, kept (the transports only read them), for every name up to ``_HEADERS_KEPT``.
+        """
+        version = self.protocol_version
+        if not self.modern or version is None:
+            return self._legacy_headers
+        if method == "tools/call":
+            name = params.get("name")
+            paths = self.tool_params.get(name) if type(name) is str else None
+            if paths:
+                return for_request(method, params, version, paths)
+        field = named_field(method)
+        named = params.get(field) if field is not None else None
+        if named is not None and type(named) is not str:
+            return for_request(method, params, version)
+        key = (method, version, named)
+        headers = self._headers_kept.get(key)
+        if headers is None:
+            if len(self._headers_kept) >= _HEADERS_KEPT:
+                self._headers_kept.clear()
+            headers = self._headers_kept[key] = for_request(method, params, version)
+        return headers
 
     async def exchange(
         self,
@@ -358,11 +384,13 @@ class ClientSession:
         """Send a request and wait for its whole response (``timeout=None``: as long as it takes)."""
         if not self._connected:
             await self.connect()  # a pinned session used raw, without open()
-        send: Callable[[dict[str, Any]], Awaitable[None]] = functools.partial(self.transport.send, headers=headers)
+        send: Callable[[dict[str, Any]], Awaitable[None]]
         if subscription is not None:
             send = self._subscribing(subscription, headers)
         elif scope is not None:
             send = self._scoped(scope, headers)
+        else:
+            send = functools.partial(self.transport.send, headers=headers)
         abandoned = None if method == "initialize" else self._abandoned  # initialize is never cancelled
         try:
             response: dict[str, Any] = await self._requests.request(method, params, send, timeout, abandoned)
@@ -380,6 +408,7 @@ class ClientSession:
         async def send(message: dict[str, Any]) -> None:
             request_id = message["id"]
             self._scopes[request_id] = scope
+            scope.body = None  # the text of this request's response, if the transport keeps it
             sending = _SENDING.set(request_id)
             try:
                 await self.transport.send(message, headers=headers)
@@ -446,6 +475,11 @@ class ClientSession:
         message_id = message.get("id")
         if "method" in message or not isinstance(message_id, str | int):
             return False
+        body = message.pop(BODY_KEY, None)
+        if type(body) is bytes and self._scopes:  # bytes: the transport's (no JSON value is bytes)
+            scope = self._scopes.get(message_id)
+            if scope is not None:
+                scope.body = body
         if self._subscriptions:
             self._subscriptions.pop(message_id, None)  # the server ended the subscription
         if not self._requests.resolve(Response(message_id, message, None)):

@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Protocol
 
+import pydantic_core
+
 Deliver = Callable[[dict[str, Any]], Awaitable[None]]
 """Where a transport hands each message the server sent (a parsed JSON-RPC object)."""
 
@@ -35,6 +37,24 @@ FAILURE_KEY: Final = "_failure"
 """Where an error response a transport made up for a request carries the exception that failed it
 on this side (an ``OAuthError`` while signing in, say): the session raises that exception rather
 than a ``ClientError``. It never goes on a wire."""
+
+
+BODY_KEY: Final = "_body"
+"""Where a response a transport read whole as one JSON text carries that text (``bytes``): the
+session hands it to the request's ``CallScope`` (a proxy may send the result on as it came) and
+takes it off the response. It never goes on a wire."""
+
+
+def parse_response(text: bytes) -> tuple[Any, bool]:
+    """The JSON value ``text`` holds, and whether it is strict JSON; ``ValueError`` if it holds none.
+
+    ``NaN`` and ``Infinity`` are taken (a value they stand in is sent on as ``null``), but such a
+    text is not strict: it is never sent on as it came (``BODY_KEY``).
+    """
+    try:
+        return pydantic_core.from_json(text, allow_inf_nan=False), True
+    except ValueError:
+        return pydantic_core.from_json(text), False
 
 
 class Transport(Protocol):

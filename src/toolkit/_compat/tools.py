@@ -117,7 +117,9 @@ def call_result(outcome: CallOutcome, shape: ToolShape | None, version: str, *, 
         content = content_blocks(outcome.content, version)
     elif has_structured:
         structured = outcome.structured
-        if unseen and _might_be_big(structured):
+        if outcome.fallback_text is not None:  # known already: not encoded again
+            content = [{"type": "text", "text": outcome.fallback_text}]
+        elif unseen and _might_be_big(structured):
             content = [{"type": "text", "text": JsonText(structured)}]
         else:
             content = [_fallback(structured)]
@@ -161,7 +163,7 @@ def natural_outcome(result: dict[str, Any], version: str, output_schema: dict[st
       text (2024-11-05/2025-03-26 carry a value only as that text), never parsed into a value.
     - Content blocks are kept as they came (newer types too); a lone text block that is exactly
       the JSON fallback of the structured value is the fallback (``content`` is ``None``), which
-      :func:`call_result` writes again identically.
+      :func:`call_result` writes again identically (from ``fallback_text``: not encoded again).
     - ``_meta`` loses only what the era's envelope added: ``serverInfo`` (2026-07-28) and the
       related task (2025-11-25).
 
@@ -172,6 +174,7 @@ def natural_outcome(result: dict[str, Any], version: str, output_schema: dict[st
         raise ValueError(f"a {result['resultType']!r} result carries no tool outcome yet")
     content: list[ContentBlock] | None = wire_blocks(result.get("content"))
     structured: Any = NO_STRUCTURED
+    text: str | None = None
     if "structuredContent" in result and _structured_era(version):
         structured = result["structuredContent"]
         if (
@@ -181,8 +184,9 @@ def natural_outcome(result: dict[str, Any], version: str, output_schema: dict[st
             and list(structured) == [RESULT_KEY]
         ):
             structured = structured[RESULT_KEY]
-        if content is not None and len(content) == 1 and content[0].to_wire() == _fallback(structured):
-            content = None
+        text = _lone_text(result["content"])
+        if text is not None and text == json_text(structured):
+            content = None  # the fallback: its text is kept (fallback_text), not encoded again
     meta = result.get("_meta")
     own: dict[str, Any] | None = None
     if isinstance(meta, dict):
@@ -190,7 +194,21 @@ def natural_outcome(result: dict[str, Any], version: str, output_schema: dict[st
         if task_form(version) == "experimental":
             envelope.add(RELATED_TASK_KEY)
         own = {key: value for key, value in meta.items() if key not in envelope} or None
-    return CallOutcome(content, structured, result.get("isError") is True, own)
+    outcome = CallOutcome(content, structured, result.get("isError") is True, own)
+    if content is None:
+        outcome.fallback_text = text
+    return outcome
+
+
+def _lone_text(content: list[Any]) -> str | None:
+    """The text of ``content`` when it is one text block and nothing else (what a fallback is)."""
+    if len(content) != 1:
+        return None
+    block = content[0]
+    if len(block) != 2 or block.get("type") != "text":
+        return None
+    text = block.get("text")
+    return text if type(text) is str else None
 
 
 def natural_output_schema(

@@ -33,7 +33,7 @@ import asyncio
 import collections
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Final, NoReturn, Protocol
 
 from .. import _compat
@@ -101,7 +101,7 @@ class Relay:
         self._pending: collections.deque[Any] = collections.deque()
         self._pump: asyncio.Task[None] | None = None
         self.dropped = 0
-        self.scope = CallScope({method: self._asker(method) for method in _QUESTION_METHODS}, self._notified)
+        self.scope = CallScope(_Askers(self), self._notified)
 
     def _asker(self, method: str) -> Any:
         async def ask(params: dict[str, Any]) -> Any:
@@ -174,6 +174,27 @@ class Relay:
                 "%s: %d progress or log messages the caller did not take in time were dropped", self.what, self.dropped
             )
             self.dropped = 0
+
+
+class _Askers(Mapping[str, Any]):
+    """A relay's answers to the upstream's questions, each made when a question comes (most calls
+    never see one: no closures per call)."""
+
+    __slots__ = ("_relay",)
+
+    def __init__(self, relay: Relay) -> None:
+        self._relay = relay
+
+    def __getitem__(self, method: str) -> Any:
+        if method not in _QUESTION_METHODS:
+            raise KeyError(method)
+        return self._relay._asker(method)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_QUESTION_METHODS)
+
+    def __len__(self) -> int:
+        return len(_QUESTION_METHODS)
 
 
 class TaskQuestions:
@@ -256,14 +277,16 @@ async def relayed(
     progress: bool,
     task: bool = False,
     questions: TaskQuestions | None = None,
+    relay: Relay | None = None,
 ) -> dict[str, Any]:
     """The upstream's complete ``result`` for ``method`` (rounds and questions relayed as above).
 
     ``task``: call the tool upstream as a task and follow it (the call becomes a task here too).
+    ``relay``: the caller's own, to read the last response's text after (``relay.scope.body``).
     A JSON-RPC error from upstream is raised as an ``McpError`` with its code, message and data;
     an upstream that cannot be reached raises ``ConnectionError`` or ``TimeoutError``.
     """
-    relay = Relay(context, what)
+    relay = relay if relay is not None else Relay(context, what)
     form = _compat.task_form(session.protocol_version or "") if task else None
     rounds = session.modern and context.asks_in_rounds
     target = params.get("name") or params.get("uri")
