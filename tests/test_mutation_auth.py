@@ -27,6 +27,7 @@ from toolkit._auth import tokens
 from toolkit._auth.jwks import parse_jwks
 from toolkit._auth.jwt import MAX_TOKEN_BYTES
 from toolkit._auth.resource import Refusal, ResourceServer, metadata_url
+from toolkit._auth.tls import shared_tls
 from toolkit._auth.tokens import AccessToken, TokenCache, VerifierUnavailable, parse_scopes, token_from_claims
 from toolkit.auth import JWTVerifier
 
@@ -493,7 +494,8 @@ async def settle() -> None:
 async def test_the_key_set_is_fetched_once_with_these_http_options(
     monkeypatch: pytest.MonkeyPatch, mono: list[float], ec_key: ec.EllipticCurvePrivateKey
 ) -> None:
-    """Rule: a GET asking for JSON, with the configured timeout, never following a redirect."""
+    """Rule: a GET asking for JSON, with the configured timeout, never following a redirect, over the
+    process's one TLS context (``_auth/tls.py``: httpx would make one per client)."""
     endpoint = JwksEndpoint(monkeypatch, {"keys": [ec_jwk(ec_key, kid="k1")]})
     keys = key_set(timeout=2.5)
     found = await keys.key("k1", "ES256")
@@ -501,7 +503,7 @@ async def test_the_key_set_is_fetched_once_with_these_http_options(
     assert len(endpoint.requests) == 1
     request = endpoint.requests[0]
     assert (request.method, str(request.url), request.headers["accept"]) == ("GET", JWKS_URI, "application/json")
-    assert endpoint.clients == [{"timeout": 2.5, "follow_redirects": False}]
+    assert endpoint.clients == [{"timeout": 2.5, "follow_redirects": False, "verify": shared_tls(trust_env=True)}]
     assert await keys.key("k1", "ES256") is found
     assert len(endpoint.requests) == 1  # fresh: no second fetch
     assert (keys.version, keys._problem) == (1, "")
