@@ -79,6 +79,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "_cli_calls",
             "_cli_proxy",
             "_cli_openapi",
+            "_cli_auth",
             "_proxy_config",
             "_install",
             "_dev",

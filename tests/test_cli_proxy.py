@@ -28,7 +28,7 @@ from tests.support.cli_in_process import run_cli
 from tests.support.processes import LOCALHOST, REPO, TOOLKIT, free_port, http_server, stop, wait_for_port
 
 from toolkit import Client
-from toolkit._cli import _auth_options
+from toolkit._cli_auth import auth_options
 from toolkit._cli_proxy import build, parser
 from toolkit._sources.proxy import ProxySource
 
@@ -365,7 +365,7 @@ def test_the_options_reach_each_upstream(tmp_path: Path) -> None:
         {"mcpServers": {"a": {"command": "x"}, "b": {"url": "http://127.0.0.1:1/mcp", "headers": {"X-Key": "k"}}}},
     )
     given = [str(path), "--unwrap-results", "--sessions", "per_session", "--protocol-version", OLDEST]
-    args = parser(_auth_options).parse_args([*given, "--timeout", "5", "--name", "gw"])
+    args = parser(auth_options).parse_args([*given, "--timeout", "5", "--name", "gw"])
     gateway = build(args)
     assert gateway.name == "gw"
     sources = [source for _, source in gateway.mounted]
