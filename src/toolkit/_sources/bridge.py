@@ -165,6 +165,12 @@ class Relay:
             )
         return True
 
+    def release(self) -> None:
+        """The request is over: nothing more comes for it. Its scope lets go of this relay, so the
+        two are freed at once rather than by the cycle collector (and the response's text with them)."""
+        self.scope.handlers = {}
+        self.scope.on_message = None
+
     async def flush(self) -> None:
         """Wait until everything relayed so far has gone out."""
         if self._pump is not None:
@@ -287,6 +293,23 @@ async def relayed(
     an upstream that cannot be reached raises ``ConnectionError`` or ``TimeoutError``.
     """
     relay = relay if relay is not None else Relay(context, what)
+    try:
+        return await _relayed(session, method, params, context, what, relay, progress, task, questions)
+    finally:
+        relay.release()
+
+
+async def _relayed(
+    session: ClientSession,
+    method: str,
+    params: dict[str, Any],
+    context: RelayContext,
+    what: str,
+    relay: Relay,
+    progress: bool,
+    task: bool,
+    questions: TaskQuestions | None,
+) -> dict[str, Any]:
     form = _compat.task_form(session.protocol_version or "") if task else None
     rounds = session.modern and context.asks_in_rounds
     target = params.get("name") or params.get("uri")

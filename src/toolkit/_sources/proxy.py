@@ -150,8 +150,9 @@ class RemoteTool(_Remote, ToolBase):
         except (ConnectionError, TimeoutError, ToolkitError) as exc:
             return CallOutcome.error(f"Tool {self.name!r}: {unreachable(self.source.label, exc)}")
         version = self.version
-        if not self.unwrap and version == getattr(context, "protocol_version", None):
-            members = as_sent(relay.scope.body, result, version)
+        body, relay.scope.body = relay.scope.body, None
+        if body is not None and not self.unwrap and version == getattr(context, "protocol_version", None):
+            members = as_sent(body, result, version)
             if members is not None:  # the caller's own version: sent on as it came, unless something reads it
                 return _AsSent(result, version, self.advertised_output, members)
         try:
