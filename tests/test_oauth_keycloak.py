@@ -16,7 +16,6 @@ token contents). Nothing reaches the internet: every URL is on 127.0.0.1.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from tests.support.oauth_login import query
 from tests.support.processes import free_port
 from tests.test_auth_real import missing
 from tests.test_oauth_presets import logged_in
-from tests.test_oauth_proxy import UPSTREAM_CLIENT, expire_upstream
+from tests.test_oauth_proxy import UPSTREAM_CLIENT, expire_upstream, upstream_for_toolkit
 
 from toolkit import Context, Server
 from toolkit.auth import Keycloak, OAuthProxy, UpstreamToken
@@ -48,23 +47,7 @@ TIMEOUT = 60.0
 def realm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
     """oidc-provider under ``/realms/toolkit`` with toolkit's confidential client (a native client:
     its loopback redirect URI matches on any port, and each test serves toolkit on its own)."""
-    if not authserver_available():
-        missing("the test authorization server is not installed: scripts/authserver --install-only installs it")
-    client = {
-        "client_id": UPSTREAM_CLIENT[0],
-        "client_secret": UPSTREAM_CLIENT[1],
-        "application_type": "native",
-        "token_endpoint_auth_method": "client_secret_basic",
-        "grant_types": ["authorization_code", "refresh_token"],
-        "response_types": ["code"],
-        "redirect_uris": ["http://127.0.0.1/authorize/callback"],
-    }
-    os.environ["AUTHSERVER_CLIENTS"] = json.dumps([client])  # read by node at its start only
-    try:
-        server = start_authserver(tmp_path_factory.mktemp("keycloak"), issuer_path=REALM_PATH)
-    finally:
-        del os.environ["AUTHSERVER_CLIENTS"]
-    with server:
+    with upstream_for_toolkit(tmp_path_factory.mktemp("keycloak"), issuer_path=REALM_PATH) as server:
         yield server
 
 

@@ -12,11 +12,13 @@ caller's upstream token against the upstream's userinfo endpoint.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -44,6 +46,13 @@ TIMEOUT = 60.0
 def idp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
     """oidc-provider with one confidential client for toolkit: a native client, so its loopback
     redirect URI matches on any port (each test serves toolkit on a port of its own)."""
+    with upstream_for_toolkit(tmp_path_factory.mktemp("idp")) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def upstream_for_toolkit(directory: Path, *, issuer_path: str = "") -> Iterator[AuthServer]:
+    """oidc-provider (served under ``issuer_path``) with toolkit's confidential client, running for the block."""
     if not authserver_available():
         missing("the test authorization server is not installed: scripts/authserver --install-only installs it")
     client = {
@@ -57,7 +66,7 @@ def idp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
     }
     os.environ["AUTHSERVER_CLIENTS"] = json.dumps([client])  # read by node at its start only
     try:
-        server = start_authserver(tmp_path_factory.mktemp("idp"))
+        server = start_authserver(directory, issuer_path=issuer_path)
     finally:
         del os.environ["AUTHSERVER_CLIENTS"]
     with server:
