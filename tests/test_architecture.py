@@ -23,7 +23,20 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 PACKAGE = SRC / "toolkit"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("_types", "_errors", "_methods", "_headers", "_framing", "_versions", "_jsonrpc", "_uritemplate")),
+    (
+        "foundation",
+        (
+            "_types",
+            "_errors",
+            "_methods",
+            "_headers",
+            "_framing",
+            "_versions",
+            "_json_pieces",
+            "_jsonrpc",
+            "_uritemplate",
+        ),
+    ),
     ("schema", ("_schema",)),
     (
         "model",
@@ -262,6 +275,7 @@ NOT_AT_START_UP = (
     "mimetypes",  # content blocks read from files
     "toolkit._client",  # a server never needs the client
     "toolkit._sources.proxy",  # only a server that proxies another
+    "toolkit._sources.results",  # (its results)
     "toolkit._sources.openapi",  # only a server made from an OpenAPI document (it loads httpx)
     "toolkit._transform",  # only once a tool is transformed
 )

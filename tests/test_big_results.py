@@ -1,7 +1,7 @@
 """Big results encoded in pieces (issue #38): the same bytes as one ``to_json``, never held whole.
 
 A result whose content blocks carry more than ``STREAM_ABOVE`` characters of text is encoded a
-piece at a time (``_jsonrpc.Streamed``): the stdio transport writes each piece while the next is
+piece at a time (``_json_pieces.Streamed``): the stdio transport writes each piece while the next is
 made; HTTP reads ``Reply.body``, the whole encoding. Every test compares bytes with what one
 ``pydantic_core.to_json`` of the whole message gives (the encoding before pieces), in both eras.
 """
@@ -21,14 +21,8 @@ from toolkit import Context, Server
 from toolkit._compat import call_result
 from toolkit._compat.tools import ToolShape
 from toolkit._content import CallOutcome
-from toolkit._jsonrpc import (
-    PIECE_BYTES,
-    STREAM_ABOVE,
-    Reply,
-    Streamed,
-    encode_result,
-    json_pieces,
-)
+from toolkit._json_pieces import PIECE_BYTES, STREAM_ABOVE, Streamed, json_pieces
+from toolkit._jsonrpc import Reply, encode_result
 from toolkit._transports.stdio import StdioServer
 from toolkit.middleware import CallNext, McpRequest, Middleware
 

@@ -27,7 +27,7 @@ from toolkit import Server, ToolResult
 from toolkit._client.http import HttpTransport
 from toolkit._client.session import CallScope, ClientSession
 from toolkit._client.transport import BODY_KEY, parse_response
-from toolkit._sources.proxy import as_sent
+from toolkit._sources.results import as_sent
 from toolkit.middleware import Middleware
 
 MODERN = "2026-07-28"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 import pydantic_core
 
 from .._content import NO_STRUCTURED, CallOutcome, ContentBlock
-from .._jsonrpc import STREAM_ABOVE, JsonText
+from .._json_pieces import STREAM_ABOVE, JsonText
 from .._types import SERVER_INFO_KEY
 from .._versions import KNOWN_VERSIONS, LATEST_VERSION, STRUCTURED_OUTPUT_SINCE, at_least, is_modern
 from .blocks import content_blocks, wire_blocks
