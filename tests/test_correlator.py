@@ -96,3 +96,24 @@ async def test_a_request_given_up_on_is_reported_abandoned_and_an_answered_one_i
     assert correlator.resolve(Response(3, {}, None))
     assert await answered == {}
     assert abandoned == [(1, "no response within 0.01 s"), (2, "cancelled")]
+
+
+async def test_a_correlator_that_never_waited_with_a_timeout_holds_no_deadline_queue() -> None:
+    """A legacy session holds a correlator whether or not the server asks its client anything: its
+    deadline queue (a deque: 600 bytes before the first entry) is made by the first timed request,
+    and a close before that has nothing to clear."""
+    correlator = Correlator(failure)
+
+    async def answer_at_once(message: dict[str, Any]) -> None:
+        correlator.resolve(Response(message["id"], {"ok": True}, None))
+
+    assert correlator._deadlines is None
+    assert await correlator.request("ping", None, answer_at_once, None) == {"ok": True}
+    assert correlator._deadlines is None
+    correlator.close("the session ended")
+
+    async def answer_soon(message: dict[str, Any]) -> None:
+        asyncio.get_running_loop().call_soon(correlator.resolve, Response(message["id"], {"late": 1}, None))
+
+    assert await correlator.request("ping", None, answer_soon, 60) == {"late": 1}
+    assert correlator._deadlines is not None and not correlator._deadlines

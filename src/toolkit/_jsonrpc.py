@@ -437,9 +437,11 @@ class Correlator:
         self._failure = failure
         self._pending: dict[RequestId, tuple[str, asyncio.Future[Any]]] = {}
         self._ids = itertools.count(first_id)
-        self._deadlines: collections.deque[tuple[float, asyncio.Future[Any]]] = collections.deque()
+        self._deadlines: collections.deque[tuple[float, asyncio.Future[Any]]] | None = None
         """The requests waiting with a timeout, by deadline (in the order sent, when they share a
-        timeout): one timer for all of them (``_expire_due``), not one each."""
+        timeout): one timer for all of them (``_expire_due``), not one each. Made by the first such
+        request: a deque's first block is 600 bytes, and a legacy session holds a correlator
+        whether or not the server ever asks its client anything."""
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -500,11 +502,13 @@ class Correlator:
         """Fail ``future`` with ``_Expired`` in ``timeout`` seconds: queued behind the deadlines already
         there (the shared timer); a deadline earlier than the last queued gets a timer of its own."""
         loop = asyncio.get_running_loop()
+        deadlines = self._deadlines
+        if deadlines is None:
+            deadlines = self._deadlines = collections.deque()
         if loop is not self._loop:  # first use, or another event loop (the old one's timer is gone with it)
             self._loop, self._timer = loop, None
-            self._deadlines.clear()
+            deadlines.clear()
         deadline = loop.time() + timeout
-        deadlines = self._deadlines
         if deadlines and deadline < deadlines[-1][0]:
             return loop.call_at(deadline, _expire, future)
         deadlines.append((deadline, future))
@@ -546,7 +550,8 @@ class Correlator:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        self._deadlines.clear()
+        if self._deadlines is not None:
+            self._deadlines.clear()
         for method, future in self._pending.values():
             if not future.done():
                 future.set_exception(self._failure("closed", method, reason))
