@@ -26,7 +26,7 @@ import pytest
 from tests.http_support import LEGACY, MODERN, Running, free_port, serve
 
 from toolkit import Context, EventStore, Server
-from toolkit._transports.http.sse import frame
+from toolkit._transports.http.sse import EventStream, frame
 
 URI = "test://counter"
 DEADLINE = 30.0
@@ -542,3 +542,34 @@ async def test_a_client_that_stops_reading_holds_up_no_one_and_its_stream_is_giv
         finally:
             await stuck.close()
             await good.close()
+
+
+async def test_a_direct_write_that_fails_leaves_the_stream_writable() -> None:
+    """An ASGI ``send`` raising (not the client leaving) on a fan-out's direct write: the sender
+    hears of it, and the stream's later events are still written, directly or by its writer."""
+    written: list[bytes] = []
+    failing = [True]
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body" and failing[0]:
+            failing[0] = False
+            raise RuntimeError("the server refused this one")
+        written.append(message.get("body", b""))
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.Event().wait()  # the client never leaves
+        return {"type": "http.disconnect"}
+
+    stream = EventStream(receive, send, 0)
+    await stream.open()
+    writer = asyncio.create_task(stream.idle())
+    await asyncio.sleep(0)  # the writer waits with nothing to do
+    try:
+        with pytest.raises(RuntimeError, match="refused"):
+            stream.send_now(frame(b"{}"))
+        assert stream.send_now(frame(b'{"n":2}')) is True  # written from here: not left "writing"
+        assert written[-1] == frame(b'{"n":2}')
+    finally:
+        writer.cancel()
+        await asyncio.gather(writer, return_exceptions=True)
+        await stream.close()

@@ -177,6 +177,9 @@ class EventStream:
             self._writing = False
             self._left()
             return True
+        except BaseException:
+            self._writing = False  # the sender hears of it; the stream stays writable
+            raise
         if rest is None:
             self._writing = False
         else:
