@@ -27,7 +27,7 @@ from toolkit import Server, ToolResult
 from toolkit._client.http import HttpTransport
 from toolkit._client.session import CallScope, ClientSession
 from toolkit._client.transport import BODY_KEY, parse_response
-from toolkit._sources.results import as_sent
+from toolkit._compat import as_sent
 from toolkit.middleware import Middleware
 
 MODERN = "2026-07-28"
@@ -174,14 +174,19 @@ def test_as_sent_refuses_what_it_cannot_tell_apart_exactly(
     why: str, result: dict[str, Any], body: bytes | None
 ) -> None:
     text = _body(result) if body is None and why != "no text kept" else body
-    parsed = parse_response(text)[0]["result"] if text is not None else result
+    parsed = parse_response(text)["result"] if text is not None else result
     assert as_sent(text, parsed, MODERN) is None, why
     assert as_sent(_body(_result()), _result(), LEGACY) is None  # a legacy result has no envelope to take off
 
 
 def test_only_strict_json_is_kept_to_be_sent_on() -> None:
-    assert parse_response(b'{"a":NaN}') == ({"a": pytest.approx(float("nan"), nan_ok=True)}, False)
-    assert parse_response(b'{"a":1}') == ({"a": 1}, True)
+    strict = b'{"jsonrpc":"2.0","id":1,"result":{"a":1}}'
+    assert parse_response(strict) == {"jsonrpc": "2.0", "id": 1, "result": {"a": 1}, BODY_KEY: strict}
+    lenient = parse_response(b'{"jsonrpc":"2.0","id":1,"result":{"a":NaN}}')
+    assert lenient == {"jsonrpc": "2.0", "id": 1, "result": {"a": pytest.approx(float("nan"), nan_ok=True)}}
+    assert BODY_KEY not in lenient
+    assert parse_response(b'{"a":1}') == {"a": 1}  # not a response holding a result alone: no text kept
+    assert BODY_KEY not in parse_response(b'{"jsonrpc":"2.0","id":1,"result":{},"x":1}')
     with pytest.raises(ValueError):
         parse_response(b"not json")
 

@@ -53,7 +53,7 @@ from .exchange import ConnectFailed, HttpClient, HttpError, HttpResponse, HttpTi
 from .http_bodies import ACCEPT_BOTH, MalformedMessage, excerpt, media_type, read_limited, read_messages
 from .http_legacy_session import SESSION_ID, LegacySession
 from .sse import EventTooLarge, SseParser
-from .transport import BODY_KEY, FAILURE_KEY, Deliver, OnClose, TransportClosed, parse_response
+from .transport import FAILURE_KEY, Deliver, OnClose, TransportClosed, parse_response
 
 if TYPE_CHECKING:
     import httpx
@@ -410,15 +410,13 @@ class HttpTransport:
         if len(body) > self.max_message_bytes:
             return False
         try:
-            message, strict = parse_response(body)
+            message = parse_response(body)
         except ValueError:
             return False
         if not isinstance(message, dict) or message.get("id") != pending.request_id:
             return False
         assert self._resolve is not None
         session_id = response.header("mcp-session-id")
-        if strict and len(message) == 3 and "result" in message:  # the text is the result's and the envelope's
-            message[BODY_KEY] = body
         if not self._resolve(message):
             return False
         if session_id is not None and pending.legacy:
@@ -569,12 +567,10 @@ class HttpTransport:
             await self._fail(pending, f"{self.url} answered with a JSON body over {self.max_message_bytes} bytes")
             return
         try:
-            parsed, strict = parse_response(body)
+            parsed = parse_response(body)
         except ValueError:
             await self._fail(pending, f"{self.url} answered with invalid JSON: {excerpt(body)}")
             return
-        if strict and isinstance(parsed, dict) and len(parsed) == 3 and "result" in parsed:
-            parsed[BODY_KEY] = body  # the text is the result's and the envelope's alone
         for message in parsed if isinstance(parsed, list) else [parsed]:  # a list: a 2025-03-26 batch
             if isinstance(message, dict):
                 await self._deliver_for(pending, message)

@@ -37,7 +37,7 @@ import pydantic_core
 
 from .._jsonrpc import encode
 from .stdio_child import STDERR_LINE_CHARS, ChildProtocol
-from .transport import BODY_KEY, Deliver, OnClose, TransportClosed, parse_response
+from .transport import Deliver, OnClose, TransportClosed, parse_response
 
 logger = logging.getLogger("toolkit.client")
 
@@ -352,14 +352,10 @@ class StdioTransport:
 def _take_response(resolve: Callable[[dict[str, Any]], bool], frame: bytes) -> bool:
     """Whether ``resolve`` took the line ``frame`` (a response); anything else is left to the reader."""
     try:
-        message, strict = parse_response(frame)
+        message = parse_response(frame)
     except ValueError:
         return False
-    if not isinstance(message, dict):
-        return False
-    if strict and len(message) == 3 and "result" in message:  # a response: the result's and the envelope's text
-        message[BODY_KEY] = frame
-    return resolve(message)
+    return isinstance(message, dict) and resolve(message)
 
 
 def _parse(frame: bytes) -> dict[str, Any] | None:

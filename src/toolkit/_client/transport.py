@@ -45,16 +45,20 @@ session hands it to the request's ``CallScope`` (a proxy may send the result on 
 takes it off the response. It never goes on a wire."""
 
 
-def parse_response(text: bytes) -> tuple[Any, bool]:
-    """The JSON value ``text`` holds, and whether it is strict JSON; ``ValueError`` if it holds none.
+def parse_response(text: bytes) -> Any:
+    """The JSON value ``text`` holds; ``ValueError`` if it holds none.
 
-    ``NaN`` and ``Infinity`` are taken (a value they stand in is sent on as ``null``), but such a
-    text is not strict: it is never sent on as it came (``BODY_KEY``).
+    A response holding a result and nothing else, in strict JSON, carries ``text`` too
+    (``BODY_KEY``). ``NaN`` and ``Infinity`` are taken (a value they stand in is sent on as
+    ``null``), but such a text is never sent on as it came.
     """
     try:
-        return pydantic_core.from_json(text, allow_inf_nan=False), True
+        value = pydantic_core.from_json(text, allow_inf_nan=False)
     except ValueError:
-        return pydantic_core.from_json(text), False
+        return pydantic_core.from_json(text)
+    if type(value) is dict and len(value) == 3 and "result" in value:  # the text is the result's and the envelope's
+        value[BODY_KEY] = text
+    return value
 
 
 class Transport(Protocol):

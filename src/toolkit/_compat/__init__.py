@@ -31,7 +31,8 @@ re-exported here:
   version lacks); blocks another server sent, kept as they came (``WireBlock``).
 - ``tools``: a tool per version: its ``tools/list`` entry (``tool_shape``, ``ToolShapes``) and
   its ``CallToolResult`` (``call_result``) and the inverse, from a result any era's server sent
-  back to the natural outcome (``natural_outcome``); the tools page's per-era view of one result
+  back to the natural outcome (``natural_outcome``), and when such a result may be sent on as it
+  came (``as_sent``); the tools page's per-era view of one result
   (``era_shapes``, ``era_results``, ``reshape_result``).
 - ``elicitation``: URL-mode elicitation per version (``url_params``, ``completion_notification``,
   ``url_input_requests``: error -32042 as a modern round, ``url_mode_refused``, ``carries_url_mode``,
@@ -83,6 +84,7 @@ from .tasks import (
 from .tools import (
     ToolShape,
     ToolShapes,
+    as_sent,
     call_result,
     era_results,
     era_shapes,
@@ -94,6 +96,7 @@ from .tools import (
 )
 
 __all__ = [
+    "as_sent",
     "url_mode_refused",
     "url_params",
     "url_input_requests",

@@ -3,7 +3,9 @@
 A tool holds a natural output schema and produces natural values (SEP-2106); ``tool_shape``
 and ``call_result`` derive, deterministically, what a client of a given version receives
 (the matrix is in this wing's ``__init__``). ``natural_outcome`` goes the other way: from the
-result a server of some version sent back to the natural outcome, to be shaped for another era.
+result a server of some version sent back to the natural outcome, to be shaped for another era;
+``as_sent`` tells when a 2026-07-28 result may instead be sent on to a 2026-07-28 caller as its
+server wrote it (the envelope replaced by this server's).
 """
 
 from __future__ import annotations
@@ -297,3 +299,66 @@ def reshape_result(result: dict[str, Any], output_schema: dict[str, Any] | None,
         return dict(result)  # what the modern client saw, its envelope (resultType, server info) included
     wrapped = output_schema is not None and legacy_output_schema(output_schema)[1]
     return call_result(outcome, _WRAPPED if wrapped else None, version)
+
+
+# --- a result sent on as it came ------------------------------------------------------------------
+
+_RESPONSE_START: Final = b'{"jsonrpc":"2.0","id":'
+_RESULT_START: Final = b',"result":{'
+_ENVELOPE_START: Final = b',"resultType":"complete","_meta":{' + pydantic_core.to_json(SERVER_INFO_KEY) + b":"
+_MEMBERS: Final = (
+    ("content", "resultType", "_meta"),
+    ("content", "structuredContent", "resultType", "_meta"),
+    ("content", "isError", "resultType", "_meta"),
+    ("content", "structuredContent", "isError", "resultType", "_meta"),
+)
+"""What a 2026-07-28 ``CallToolResult`` holds, in the order toolkit writes it (the envelope last)."""
+
+
+def as_sent(body: bytes | None, result: dict[str, Any], version: str) -> bytes | None:
+    """``result``'s members as the upstream wrote them in ``body`` (its response), without the era's
+    envelope: ``{`` and the members, no closing brace; ``None`` unless they can be told apart exactly.
+
+    Only a 2026-07-28 result written compactly in toolkit's order (``content``, ``structuredContent``,
+    ``isError``, then the envelope: ``resultType`` and ``_meta`` holding the server's info alone), whose
+    content blocks shape for every version; ``body`` is strict JSON (the transport keeps no other:
+    no ``NaN``, which the encoder would write ``null``), and no longer than ``STREAM_ABOVE`` (a big
+    result is written in pieces, as the engine writes any). Then sending the members on gives the
+    caller the bytes that making the result natural and shaping it again would (a member name a
+    server wrote twice stays twice, its last value the one both sides read).
+    """
+    if body is None or len(body) > STREAM_ABOVE or not is_modern(version) or not body.startswith(_RESPONSE_START):
+        return None  # a big one is written in pieces, as the engine writes any (never whole, twice)
+    if body[-2:] != b"}}":
+        return None
+    if tuple(result) not in _MEMBERS or result["resultType"] != "complete" or result.get("isError", True) is not True:
+        return None
+    meta = result["_meta"]
+    if not isinstance(meta, dict) or len(meta) != 1 or SERVER_INFO_KEY not in meta:
+        return None
+    start = body.find(_RESULT_START, len(_RESPONSE_START))
+    if start < 0 or not body[len(_RESPONSE_START) : start].isdigit():
+        return None
+    envelope = _ENVELOPE_START + pydantic_core.to_json(meta[SERVER_INFO_KEY]) + b"}}"
+    end = len(body) - 1 - len(envelope)
+    if body[end : len(body) - 1] != envelope:
+        return None
+    members = body[start + len(_RESULT_START) - 1 : end]
+    if not members.startswith(b'{"content":['):
+        return None
+    content = result["content"]
+    for block in content if type(content) is list else ():
+        if (
+            type(block) is not dict
+            or len(block) != 2
+            or block.get("type") != "text"
+            or type(block.get("text")) is not str
+        ):
+            break  # not a plain text block, which every version carries as it is
+    else:
+        return members
+    try:
+        wire_blocks(content)  # what natural_outcome checks: a block that shapes for no version fails there
+    except ValueError:
+        return None
+    return members

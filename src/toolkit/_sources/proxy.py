@@ -23,7 +23,7 @@ from .._client.client import Client
 from .._client.session import ClientSession
 from .._client.subscriptions import FILTER_FIELDS
 from .._compat.tasks import task_form
-from .._compat.tools import natural_outcome, natural_output_schema
+from .._compat.tools import as_sent, natural_outcome, natural_output_schema
 from .._components import TASK_SUPPORT, PromptBase, ReadContents, ResourceBase, TaskSupport, TemplateBase, ToolBase
 from .._content import CallOutcome
 from .._errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, ClientError, McpError, SchemaError, ToolkitError
@@ -32,7 +32,7 @@ from .._schema.headers import header_params
 from .._uritemplate import UriTemplate
 from .bridge import Relay, RelayContext, TaskQuestions, may_wait, relayed, unreachable
 from .namespace import inner_uri, outer_name, outer_uri
-from .results import AsSent, as_sent, is_json_of, without_wrap_mark
+from .results import AsSent, is_json_of, without_wrap_mark
 from .upstream import FIRST_BACKOFF, MAX_BACKOFF, Sessions, Upstream
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
 """What a proxied tool's result becomes on its way to the caller, beyond ``_compat.natural_outcome``.
 
-- Sent on as it came (``as_sent``, ``AsSent``): a 2026-07-28 upstream's result for a caller of the
-  same version, its members spliced into the response as the upstream wrote them, when nothing
-  but the encoder reads the outcome; made natural only once something does.
+- Sent on as it came (``AsSent``): a 2026-07-28 upstream's result for a caller of the same
+  version, its members (``_compat.as_sent``) spliced into the response as the upstream wrote
+  them, when nothing but the encoder reads the outcome; made natural only once something does.
 - Unwrapped (``is_json_of``, ``without_wrap_mark``): an upstream's declared ``{"result": x}``
   wrapper (fastmcp, the ``mcp`` SDK) undone, with its text and its mark.
 """
@@ -13,12 +13,8 @@ from typing import Any, Final
 
 import pydantic_core
 
-from .._compat.blocks import wire_blocks
 from .._compat.tools import natural_outcome
 from .._content import NO_STRUCTURED, CallOutcome, ContentBlock
-from .._json_pieces import STREAM_ABOVE
-from .._types import SERVER_INFO_KEY
-from .._versions import is_modern
 
 _CONTENT: Final[Any] = CallOutcome.__dict__["content"]  # the slots, under AsSent's properties
 _FALLBACK_TEXT: Final[Any] = CallOutcome.__dict__["fallback_text"]
@@ -68,67 +64,6 @@ class AsSent(CallOutcome):
     def fallback_text(self, value: str | None) -> None:
         self._natural()
         _FALLBACK_TEXT.__set__(self, value)
-
-
-_RESPONSE_START: Final = b'{"jsonrpc":"2.0","id":'
-_RESULT_START: Final = b',"result":{'
-_ENVELOPE_START: Final = b',"resultType":"complete","_meta":{' + pydantic_core.to_json(SERVER_INFO_KEY) + b":"
-_MEMBERS: Final = (
-    ("content", "resultType", "_meta"),
-    ("content", "structuredContent", "resultType", "_meta"),
-    ("content", "isError", "resultType", "_meta"),
-    ("content", "structuredContent", "isError", "resultType", "_meta"),
-)
-"""What a 2026-07-28 ``CallToolResult`` holds, in the order toolkit writes it (the envelope last)."""
-
-
-def as_sent(body: bytes | None, result: dict[str, Any], version: str) -> bytes | None:
-    """``result``'s members as the upstream wrote them in ``body`` (its response), without the era's
-    envelope: ``{`` and the members, no closing brace; ``None`` unless they can be told apart exactly.
-
-    Only a 2026-07-28 result written compactly in toolkit's order (``content``, ``structuredContent``,
-    ``isError``, then the envelope: ``resultType`` and ``_meta`` holding the server's info alone), whose
-    content blocks shape for every version; ``body`` is strict JSON (the transport keeps no other:
-    no ``NaN``, which the encoder would write ``null``), and no longer than ``STREAM_ABOVE`` (a big
-    result is written in pieces, as the engine writes any). Then sending the members on gives the
-    caller the bytes that making the result natural and shaping it again would (a member name a
-    server wrote twice stays twice, its last value the one both sides read).
-    """
-    if body is None or len(body) > STREAM_ABOVE or not is_modern(version) or not body.startswith(_RESPONSE_START):
-        return None  # a big one is written in pieces, as the engine writes any (never whole, twice)
-    if body[-2:] != b"}}":
-        return None
-    if tuple(result) not in _MEMBERS or result["resultType"] != "complete" or result.get("isError", True) is not True:
-        return None
-    meta = result["_meta"]
-    if not isinstance(meta, dict) or len(meta) != 1 or SERVER_INFO_KEY not in meta:
-        return None
-    start = body.find(_RESULT_START, len(_RESPONSE_START))
-    if start < 0 or not body[len(_RESPONSE_START) : start].isdigit():
-        return None
-    envelope = _ENVELOPE_START + pydantic_core.to_json(meta[SERVER_INFO_KEY]) + b"}}"
-    end = len(body) - 1 - len(envelope)
-    if body[end : len(body) - 1] != envelope:
-        return None
-    members = body[start + len(_RESULT_START) - 1 : end]
-    if not members.startswith(b'{"content":['):
-        return None
-    content = result["content"]
-    for block in content if type(content) is list else ():
-        if (
-            type(block) is not dict
-            or len(block) != 2
-            or block.get("type") != "text"
-            or type(block.get("text")) is not str
-        ):
-            break  # not a plain text block, which every version carries as it is
-    else:
-        return members
-    try:
-        wire_blocks(content)  # what natural_outcome checks: a block that shapes for no version fails there
-    except ValueError:
-        return None
-    return members
 
 
 def is_json_of(content: list[Any] | None, *values: Any) -> bool:

@@ -37,10 +37,16 @@ if TYPE_CHECKING:
 logger = logging.getLogger("toolkit")
 
 
-def _wire(message: dict[str, Any]) -> bytes:
-    """``message``'s JSON: made once for a whole fan-out when it comes with it (``_notifications.Encoded``)."""
+def made_json(message: dict[str, Any]) -> bytes | None:
+    """The JSON a fan-out made once for all its recipients (``_notifications.Encoded``'s ``wire``), if any."""
     wire = getattr(message, "wire", None) if type(message) is not dict else None
-    return wire if isinstance(wire, bytes) else encode(message)
+    return wire if isinstance(wire, bytes) else None
+
+
+def _wire(message: dict[str, Any]) -> bytes:
+    """``message``'s JSON: the fan-out's, or made now."""
+    made = made_json(message)
+    return made if made is not None else encode(message)
 
 
 RECHECK_SECONDS: Final = 1.0

@@ -27,7 +27,7 @@ from ..._session import Cancellable, Connection
 from ..._types import RequestId
 from ..base import Here, Lifecycle
 from .asgi import RequestInfo, respond, respond_error, wait_disconnect
-from .sessions import HttpSession
+from .sessions import HttpSession, made_json
 from .sse import EventStream, frame
 
 if TYPE_CHECKING:
@@ -132,9 +132,9 @@ class RequestStream:
             # A fan-out's notification comes with its JSON made (``_notifications.Encoded``'s ``wire``),
             # and is never held back: a client that stopped reading must not stall the others (its
             # stream is given up after ``sse_write_timeout``, and what was queued with it).
-            wire = getattr(message, "wire", None) if type(message) is not dict else None
-            if isinstance(wire, bytes):
-                data = wire
+            made = made_json(message)
+            if made is not None:
+                data = made
             else:
                 while self.pending >= MAX_QUEUED and not self.unheard:
                     self._room = self._room or asyncio.Event()
