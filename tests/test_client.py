@@ -281,6 +281,26 @@ async def test_listen_on_2026_07_28_is_acknowledged_and_delivers_what_was_asked(
         await client.ping()  # the connection outlives the subscription
 
 
+async def test_a_subscription_stays_open_past_the_clients_timeout() -> None:
+    """A listen is answered only when it ends: the client's timeout, how long a request waits for
+    its answer, does not end it (it did over HTTP: ``timeout=None`` meant the client's 60 s)."""
+    from tests.http_support import serve
+
+    server = make_server()
+    async with serve(server) as running, Client(running.url, timeout=0.2) as client:
+        async with await client.listen(tools=True) as subscription:
+            await asyncio.sleep(0.6)  # three of the client's timeouts at least
+            assert not subscription.ended
+
+            @server.tool()
+            def added() -> int:
+                return 1
+
+            message = await asyncio.wait_for(anext(subscription), 60)
+        assert message["method"] == "notifications/tools/list_changed"
+        assert (await client.call_tool("added")).data == 1
+
+
 async def test_listen_in_the_legacy_era_subscribes_and_unsubscribes() -> None:
     server = make_server()
     async with Client(server, protocol_version="2025-11-25") as client:

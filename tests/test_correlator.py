@@ -117,3 +117,27 @@ async def test_a_correlator_that_never_waited_with_a_timeout_holds_no_deadline_q
 
     assert await correlator.request("ping", None, answer_soon, 60) == {"late": 1}
     assert correlator._deadlines is not None and not correlator._deadlines
+
+
+async def test_requests_answered_behind_a_slow_one_are_not_kept_until_it_ends() -> None:
+    """The deadline queue is in the order sent: answered requests behind one still waiting (a slow
+    call, a subscription given a timeout) were kept there, their results with them, until it ended."""
+    correlator = Correlator(failure)
+
+    async def send(message: dict[str, Any]) -> None:
+        pass
+
+    async def answer_soon(message: dict[str, Any]) -> None:
+        asyncio.get_running_loop().call_soon(correlator.resolve, Response(message["id"], ["big"] * 100, None))
+
+    slow = asyncio.create_task(correlator.request("tools/call", {}, send, 300))
+    while not len(correlator):
+        await asyncio.sleep(0)
+    for _ in range(1000):
+        assert await correlator.request("ping", None, answer_soon, 300) == ["big"] * 100
+        assert correlator._deadlines is not None and len(correlator._deadlines) <= 2 * len(correlator) + 17
+    assert not slow.done()
+    assert correlator.resolve(Response(1, {"slow": True}, None))
+    assert await slow == {"slow": True}
+    waiting_ones = [entry for entry in correlator._deadlines if not entry[1].done()]
+    assert waiting_ones == []

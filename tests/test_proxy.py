@@ -325,6 +325,25 @@ async def test_a_modern_upstreams_list_changes_reach_the_caller_through_its_subs
         assert "late" in {tool["name"] for tool in await client.list_tools()}
 
 
+async def test_a_modern_upstreams_list_changes_still_reach_the_caller_after_the_upstream_clients_timeout() -> None:
+    """The proxy's standing listen stays open past its client's timeout (over HTTP it ended with a
+    TimeoutError the listen loop did not expect, and the gateway heard no change again)."""
+    upstream = upstream_server()
+    async with serve(upstream) as running:
+        proxy = Server.proxy(toolkit.Client(running.url, protocol_version=MODERN, timeout=0.2))
+        async with toolkit.Client(proxy, protocol_version=MODERN) as client:
+            async with await client.listen(tools=True) as changes:
+                await asyncio.sleep(0.6)  # three of the upstream client's timeouts at least
+
+                @upstream.tool
+                def late() -> int:
+                    return 7
+
+                message = await asyncio.wait_for(anext(changes), 60)
+            assert message["method"] == "notifications/tools/list_changed"
+            assert (await client.call_tool("late", {})).data == 7
+
+
 # --- real processes and sockets ---------------------------------------------------------------------
 
 

@@ -491,10 +491,15 @@ class Correlator:
         finally:
             if timer is not None:
                 timer.cancel()
-            deadlines = self._deadlines
-            while deadlines and deadlines[0][1].done():  # answered in order: the queue stays short
-                deadlines.popleft()
             self._pending.pop(request_id, None)
+            deadlines = self._deadlines
+            if deadlines:
+                while deadlines and deadlines[0][1].done():  # answered in order: the queue stays short
+                    deadlines.popleft()
+                if len(deadlines) > 2 * len(self._pending) + 16:
+                    # Answered behind one still waiting (a slow call): kept, with their results, until
+                    # it ends. Every entry still waiting is a pending request, so at least half go.
+                    self._deadlines = collections.deque(entry for entry in deadlines if not entry[1].done())
             if future.done() and not future.cancelled():
                 future.exception()  # read: a failure set while ``send`` raised is not "never retrieved"
 

@@ -294,7 +294,9 @@ class ClientSession:
         ``notifications/progress`` the server sends about it (a ``progressToken`` is added).
         A request given up on (its timeout, or the caller cancelled it) is cancelled on the server.
         ``subscription``: the request opens a subscription (``subscriptions/listen``); each
-        notification carrying its id (``_meta`` ``subscriptionId``) goes to this callable.
+        notification carrying its id (``_meta`` ``subscriptionId``) goes to this callable. Its
+        response comes only when the subscription ends, so it waits for it without the session's
+        timeout, unless ``timeout`` is given.
         ``scope``: who answers the questions and takes the notifications about this request.
         """
         given = dict(params or {})
@@ -302,7 +304,7 @@ class ClientSession:
         if progress is not None:
             token = f"progress-{next(self._progress_ids)}"
             self._progress[token] = progress
-        seconds = self.timeout if timeout is None else timeout
+        seconds = timeout if timeout is not None or subscription is not None else self.timeout
         try:
             for attempt in range(2):
                 sent = self._with_meta(given, meta, token)

@@ -475,7 +475,7 @@ class ProxySource:
             began = time.monotonic()
             try:
                 response = await listening
-            except (ConnectionError, ToolkitError) as exc:
+            except (ConnectionError, TimeoutError, ToolkitError) as exc:
                 response = {"error": {"code": INTERNAL_ERROR, "message": str(exc)}}
             error = response.get("error")
             if isinstance(error, dict) and error.get("code") in (METHOD_NOT_FOUND, INVALID_PARAMS):
