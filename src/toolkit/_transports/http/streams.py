@@ -466,6 +466,7 @@ class _Exchange:
             self.stream.no_reader()  # 2025-11-25: the request runs on; what it sends has no reader
 
     def _stop_watching(self) -> None:
+        self.stream.on_event = None  # and no stream to open: the cycle through it goes with it
         self.responder.slow.discard(self)
         if self.timer is not None:
             self.timer.cancel()
