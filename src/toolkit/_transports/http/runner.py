@@ -24,6 +24,7 @@ from starlette.types import ASGIApp
 from ..._mrtr import STATE_SECRET_ENV
 from ..base import settle_allocator
 from .app import McpEndpoint
+from .onewrite import OneWriteProtocol
 
 logger = logging.getLogger("toolkit")
 
@@ -73,7 +74,13 @@ def graceful_server(
     if endpoint is None:
         grace = math.ceil(10.0 if shutdown_grace is None else shutdown_grace)
         config = uvicorn.Config(
-            app, host=host, port=port, log_level=log_level, lifespan="on", timeout_graceful_shutdown=grace
+            app,
+            host=host,
+            port=port,
+            log_level=log_level,
+            lifespan="on",
+            timeout_graceful_shutdown=grace,
+            http=OneWriteProtocol,
         )
         settle_allocator()
         return GracefulServer(config, None, banner=("serving at {base}",))
@@ -88,6 +95,7 @@ def graceful_server(
         log_level=log_level,
         lifespan="on",
         timeout_graceful_shutdown=math.ceil(endpoint.shutdown_grace) + 2,
+        http=OneWriteProtocol,
     )
     settle_allocator()
     return GracefulServer(config, endpoint, banner=_banner(app))
@@ -182,7 +190,9 @@ def run_workers(
     os.environ["TOOLKIT_APP"] = app_spec
     listen(host, port).close()  # a port in use is said plainly, before the workers start
     print(f"toolkit: serving {app_spec} in {workers} workers at http://{host}:{port}; Ctrl-C to stop", file=sys.stderr)
-    uvicorn.run(WORKER_FACTORY, factory=True, host=host, port=port, workers=workers, log_level=log_level)
+    uvicorn.run(
+        WORKER_FACTORY, factory=True, host=host, port=port, workers=workers, log_level=log_level, http=OneWriteProtocol
+    )
 
 
 class GracefulServer(uvicorn.Server):
