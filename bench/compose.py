@@ -32,8 +32,12 @@ checked against ``PROXY_TARGET``. The three steps run in turn, in reverse order 
 fastmcp's gateway makes a tenth of the calls (``gateway_counts``): it opens an upstream session for
 every request, tens of milliseconds each.
 
-mcp 2.3.0's ``MCPServer`` can neither mount nor proxy (``n/a``), nor does the floor serve either;
-a ``--baseline`` column older than toolkit's mount or proxy says it predates it.
+The floor column's gateway is ``bench/servers/floor_gateway.py``: the least a Python gateway does
+per call (uvicorn, one kept-alive upstream connection, both JSONs parsed, nothing checked or
+shaped), 2026-07-28 callers over an HTTP upstream only, in front of the same upstream: what any
+gateway in Python pays beside a direct call on this machine. mcp 2.3.0's ``MCPServer`` can neither
+mount nor proxy (``n/a``), nor does the floor mount; a ``--baseline`` column older than toolkit's
+mount or proxy says it predates it.
 """
 
 from __future__ import annotations
@@ -68,7 +72,15 @@ ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ROOT / "bench" / "servers"
 TOOLKIT_PYTHON = ROOT / ".venv" / "bin" / "python"
 UPSTREAM = SERVERS / "toolkit_server.py"
-GATEWAYS = {"toolkit": SERVERS / "toolkit_gateway.py", "fastmcp": SERVERS / "fastmcp_gateway.py"}
+GATEWAYS = {
+    "toolkit": SERVERS / "toolkit_gateway.py",
+    "fastmcp": SERVERS / "fastmcp_gateway.py",
+    FLOOR: SERVERS / "floor_gateway.py",
+}
+FLOOR_GATEWAY_ONLY = (
+    "the floor's gateway (bench/servers/floor_gateway.py) relays 2026-07-28 calls over one HTTP upstream "
+    "connection: no sessions (legacy), no stdio upstream"
+)
 NAMESPACE = "shop"
 MOUNTED_TOOL = f"{NAMESPACE}_get_items"  # both frameworks' naming rule: namespace_tool
 NEITHER = "mcp 2.3.0's MCPServer can neither mount a server nor proxy one"
@@ -183,7 +195,13 @@ async def gateway_calls(bench: Bench, fw: Framework) -> None:
     """get_items from toolkit's server called directly, and through the column's gateway in front
     of it (HTTP upstream, stdio upstream), both eras; see the module's docstring."""
     every = [key for step in GATEWAY_STEPS for era in ERAS for key in gateway_keys(step, era)]
-    if _skipped(bench, fw, "proxy", every, await _unsupported(bench, fw, "proxy")):
+    steps: tuple[str, ...] = GATEWAY_STEPS
+    eras: tuple[Era, ...] = ERAS
+    if fw.kind == FLOOR:  # the least a Python gateway does: HTTP upstream, 2026-07-28 callers
+        steps, eras = ("direct", "http"), ("modern",)
+        measured = {key for step in steps for era in eras for key in gateway_keys(step, era)}
+        bench.collector.unsupported([key for key in every if key not in measured], fw.name, FLOOR_GATEWAY_ONLY)
+    elif _skipped(bench, fw, "proxy", every, await _unsupported(bench, fw, "proxy")):
         return
     from bench.run import server_env  # here: bench.run imports this module
 
@@ -201,14 +219,14 @@ async def gateway_calls(bench: Bench, fw: Framework) -> None:
         await bench._guard(fw, every, start)
         if upstream is None or upstream.returncode is not None:
             return
-        order = GATEWAY_STEPS if bench.round % 2 else GATEWAY_STEPS[::-1]
+        order = steps if bench.round % 2 else steps[::-1]
         for step in order:
             if step == "direct":
-                await _direct(bench, fw, port, upstream.pid)
+                await _direct(bench, fw, port, upstream.pid, eras)
             else:
-                await _through_gateway(bench, fw, step, port, upstream.pid)
-        for step in GATEWAY_UPSTREAMS:
-            for era in ERAS:
+                await _through_gateway(bench, fw, step, port, upstream.pid, eras)
+        for step in steps[1:]:
+            for era in eras:
                 via = _this_round(bench, fw, f"compose.gateway.{step}.{era}.p50_us")
                 direct = _this_round(bench, fw, f"compose.gateway.direct.{era}.p50_us")
                 if via is not None and direct is not None:
@@ -227,8 +245,8 @@ def _this_round(bench: Bench, fw: Framework, key: str) -> float | None:
     return found[-1] if found else None
 
 
-async def _direct(bench: Bench, fw: Framework, port: int, pid: int) -> None:
-    for era in ERAS:
+async def _direct(bench: Bench, fw: Framework, port: int, pid: int, eras: tuple[Era, ...]) -> None:
+    for era in eras:
 
         async def body(era: Era = era) -> None:
             session = Session(HttpTransport("127.0.0.1", port), era)
@@ -242,11 +260,15 @@ async def _direct(bench: Bench, fw: Framework, port: int, pid: int) -> None:
         await bench._guard(fw, gateway_keys("direct", era), body, era)
 
 
-async def _through_gateway(bench: Bench, fw: Framework, step: str, upstream_port: int, upstream_pid: int) -> None:
-    """One gateway process in front of the upstream (``step``: http, stdio), a batch in each era."""
+async def _through_gateway(
+    bench: Bench, fw: Framework, step: str, upstream_port: int, upstream_pid: int, eras: tuple[Era, ...]
+) -> None:
+    """One gateway process in front of the upstream (``step``: http, stdio), a batch in each of ``eras``."""
     port = procs.free_port()
-    gateway = GATEWAYS["fastmcp" if fw.kind == "fastmcp" else "toolkit"]
-    if fw.kind == "fastmcp":
+    gateway = GATEWAYS[fw.kind if fw.kind in ("fastmcp", FLOOR) else "toolkit"]
+    if fw.kind == FLOOR:
+        argv = [str(fw.python), str(gateway), "--port", str(port)]
+    elif fw.kind == "fastmcp":
         argv = [str(fw.python), str(gateway), "--transport", "http", "--port", str(port)]
     else:  # as a user serves it; python -m toolkit, so a --baseline column's PYTHONPATH picks its package
         argv = [str(fw.python), "-m", "toolkit", "run", str(gateway), "--transport", "http"]
@@ -255,7 +277,7 @@ async def _through_gateway(bench: Bench, fw: Framework, step: str, upstream_port
     if step == "stdio":
         target = json.dumps([str(TOOLKIT_PYTHON), str(UPSTREAM), "--workload", "items", "--transport", "stdio"])
     env = {**bench.envs[fw.name], "BENCH_UPSTREAM": target}
-    keys = {era: gateway_keys(step, era) for era in ERAS}
+    keys = {era: gateway_keys(step, era) for era in eras}
     calls, warmup = gateway_counts(bench, fw)
     process: asyncio.subprocess.Process | None = None
     children: set[int] = set()  # the stdio upstreams the gateway started, stopped after it if still there
@@ -266,10 +288,10 @@ async def _through_gateway(bench: Bench, fw: Framework, step: str, upstream_port
         await procs.wait_for_port(process, port, bench.s.start_timeout)
 
     try:
-        await bench._guard(fw, keys["legacy"] + keys["modern"], start)
+        await bench._guard(fw, [key for era in eras for key in keys[era]], start)
         if process is None or process.returncode is not None:
             return
-        for era in ERAS:
+        for era in eras:
 
             async def body(era: Era = era) -> None:
                 assert process is not None
@@ -380,6 +402,9 @@ def note(results: dict[str, Any]) -> list[str]:
             text = f"toolkit {cpu:,.0f} µs = {ratio:.2f}x direct {verdict(ratio, GATEWAY_TARGET)}"
             if added is not None:
                 text += f", p50 {added:+,.0f} µs"
+            floor = median(f"{prefix}.cpu_ratio", FLOOR)
+            if floor is not None:
+                text += f"; the floor's gateway {floor:.2f}x direct"
             fastmcp = median(f"{prefix}.cpu_us", "fastmcp")
             if fastmcp:
                 by = cpu / fastmcp
