@@ -27,7 +27,7 @@ from toolkit import Server, ToolResult
 from toolkit._client.http import HttpTransport
 from toolkit._client.session import CallScope, ClientSession
 from toolkit._client.transport import BODY_KEY, parse_response
-from toolkit._compat import as_sent
+from toolkit._compat import ToolShape, as_sent, members_for, plain_text_only
 from toolkit.middleware import Middleware
 
 MODERN = "2026-07-28"
@@ -107,6 +107,107 @@ async def test_a_result_sent_on_as_it_came_is_the_one_shaping_it_again_gives(kin
     assert first["_meta"] == {"io.modelcontextprotocol/serverInfo": {"name": "gateway", "version": toolkit.__version__}}
 
 
+class LegacySession:
+    """A legacy session of one gateway, opened with httpx: its requests' raw answers."""
+
+    def __init__(self, client: httpx.AsyncClient, url: str, version: str) -> None:
+        self.client, self.url, self.version = client, url, version
+        self.headers = {**HEADERS, "MCP-Protocol-Version": version}
+
+    async def open(self) -> None:
+        params = {"protocolVersion": self.version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        answer = await self.client.post(
+            self.url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}, headers=HEADERS
+        )
+        assert answer.json()["result"]["protocolVersion"] == self.version
+        self.headers["Mcp-Session-Id"] = answer.headers["mcp-session-id"]
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await self.client.post(self.url, json=initialized, headers=self.headers)).status_code == 202
+
+    def call(self, request_id: Any, name: str, arguments: dict[str, Any]) -> Any:
+        body = {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        }
+        return self.client.post(self.url, content=json.dumps(body), headers=self.headers)
+
+
+@pytest.mark.parametrize("kind", ["http", "stdio"])
+@pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])
+async def test_a_legacy_caller_gets_from_the_bytes_as_they_came_what_shaping_again_gives(
+    kind: str, version: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 2026-07-28 upstream's result for a legacy caller: ``members_for`` reshapes the bytes (a
+    value wrapped as ``{"result": ...}``, or left out before 2025-06-18); the same gateway made to
+    shape each outcome again answers with the same bytes."""
+    taken: list[str] = []
+
+    def counted(members: bytes, plain: bool, version: str, shape: Any) -> bytes | None:
+        spliced = members_for(members, plain, version, shape)
+        if spliced is not None:
+            taken.append(version)
+        return spliced
+
+    monkeypatch.setattr(toolkit._compat, "members_for", counted)
+    async with contextlib.AsyncExitStack() as stack:
+        if kind == "http":
+            upstream = await stack.enter_async_context(serve(_relay_upstream()))
+            target: str | list[str] = upstream.url
+        else:
+            target = [sys.executable, str(UPSTREAM)]
+        plain, shaping, reading = await stack.enter_async_context(gateways(target))
+        client = await stack.enter_async_context(httpx.AsyncClient(timeout=60))
+        sessions = [LegacySession(client, url, version) for url in (plain, shaping)]
+        for session in sessions:
+            await session.open()
+        for index, (name, arguments) in enumerate(CALLS):
+            for request_id in (index, f"call-{index}"):
+                sent_on, shaped = [await session.call(request_id, name, arguments) for session in sessions]
+                assert sent_on.status_code == shaped.status_code
+                assert sent_on.content == shaped.content, name
+        assert len(reading.seen) == 2 * (len(CALLS) - 1)
+        assert len(taken) >= 2 * 6 and set(taken) == {version}  # nums, point, add, nothing, fails, accents at least
+        nums = (await sessions[0].call(1, "nums", {"n": 2})).json()["result"]
+        point = (await sessions[0].call(2, "point", {})).json()["result"]
+    assert nums["content"] == [{"type": "text", "text": "[0,1]"}]
+    assert "_meta" not in nums
+    if version < "2025-06-18":
+        assert "structuredContent" not in nums and "structuredContent" not in point
+    else:
+        assert nums["structuredContent"] == {"result": [0, 1]}
+        assert isinstance(point["structuredContent"], dict) and "result" not in point["structuredContent"]
+
+
+def test_members_for_shapes_a_modern_results_bytes_for_each_version() -> None:
+    listed = b'{"content":[{"type":"text","text":"[1]"}],"structuredContent":[1]'
+    obj = b'{"content":[{"type":"text","text":"{\\"a\\":1}"}],"structuredContent":{"a":1}'
+    text_only = b'{"content":[{"type":"text","text":"x"}],"isError":true'
+    assert members_for(listed, True, MODERN, None) == listed
+    assert members_for(listed, True, "2025-11-25", None) == (
+        b'{"content":[{"type":"text","text":"[1]"}],"structuredContent":{"result":[1]}'
+    )
+    assert members_for(obj, True, "2025-06-18", None) == obj  # an object is structuredContent as it is
+    wrapped = ToolShape({}, wrapped=True)
+    assert members_for(obj, True, "2025-06-18", wrapped).endswith(b'"structuredContent":{"result":{"a":1}}')
+    assert members_for(listed, True, "2025-03-26", None) == b'{"content":[{"type":"text","text":"[1]"}]'
+    assert members_for(text_only, True, "2024-11-05", None) == text_only
+    assert members_for(listed, False, "2025-11-25", None) is None  # a block of another type: shaped again
+    assert members_for(listed, False, MODERN, None) == listed
+    spaced = b'{"content":[{"type":"text","text":"[1]"}],"structuredContent": [1]'
+    assert members_for(spaced, True, "2025-11-25", None) is None
+    # A text holding the member's name cannot end the content early: its quotes are escaped.
+    tricky = b'{"content":[{"type":"text","text":"\\",\\"structuredContent\\":"}],"structuredContent":[2]'
+    assert members_for(tricky, True, "2025-11-25", None) == (
+        b'{"content":[{"type":"text","text":"\\",\\"structuredContent\\":"}],"structuredContent":{"result":[2]}'
+    )
+    assert plain_text_only([{"type": "text", "text": "a"}])
+    assert not plain_text_only([{"type": "text", "text": "a", "annotations": {}}])
+    assert not plain_text_only([{"type": "image", "data": "AA"}])
+    assert not plain_text_only(None)
+
+
 async def test_a_caller_of_another_version_and_a_middleware_get_the_natural_outcome() -> None:
     seen: list[tuple[Any, Any]] = []
 
@@ -164,6 +265,7 @@ def test_as_sent_takes_a_modern_result_written_compactly_in_toolkits_order() -> 
         ("another member in the response", _result(), _body(_result(), extra=1)),
         ("not toolkit's order", {"structuredContent": [1], **_result()}, None),
         ("isError false", _result(isError=False), None),
+        ("an error with a value, which no version is sent", _result(isError=True), None),
         ("a task", _result(resultType="task"), None),
         ("more in _meta", _result(_meta={"io.modelcontextprotocol/serverInfo": {"name": "up"}, "k": 1}), None),
         ("an audio block lacking its mimeType", _result(content=[{"type": "audio", "data": "AA"}]), None),

@@ -124,10 +124,14 @@ class Calls:
             outcome = CallOutcome.error(str(exc))
         if outcome.is_error and inbound.trace is not None:
             inbound.trace.tool_error(outcome)
+        shape = self.shapes.get(tool, inbound.version)
         wire = outcome.wire
-        if unseen and wire is not None and wire[0] == inbound.version:  # a proxied result, sent on as it came
-            return Raw(wire[1] + b"," + encode(self.envelop({}, inbound))[1:])
-        result = _compat.call_result(outcome, self.shapes.get(tool, inbound.version), inbound.version, unseen=unseen)
+        if unseen and wire is not None:  # a proxied result, sent on as it came (as the caller's version has it)
+            members = wire[1] if wire[0] == inbound.version else _compat.members_for(*wire[1:], inbound.version, shape)
+            if members is not None:
+                envelope = encode(self.envelop({}, inbound))
+                return Raw(members + (b"}" if envelope == b"{}" else b"," + envelope[1:]))
+        result = _compat.call_result(outcome, shape, inbound.version, unseen=unseen)
         return self.envelop(result, inbound)
 
     async def _call(

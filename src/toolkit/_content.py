@@ -271,10 +271,12 @@ class CallOutcome:
     is known already: a proxied result's, as its server wrote it; whoever replaces
     ``structured`` sets it back to ``None``).
 
-    ``wire``: ``(version, text)`` when the outcome is a result a server of ``version`` sent, as
-    it sent it: the JSON text of its members without the era's envelope, ``{`` included, the
-    closing ``}`` not (a proxied call's). Sent on as it came to a caller of that version when
-    nothing but the encoder reads the outcome; whoever changes the outcome sets it to ``None``.
+    ``wire``: ``(version, text, plain)`` when the outcome is a result a server of ``version``
+    sent, as it sent it: the JSON text of its members without the era's envelope, ``{``
+    included, the closing ``}`` not (a proxied call's), and whether its content is text blocks
+    only. Sent on as it came (``_compat.members_for``: as a caller of another version receives
+    it) when nothing but the encoder reads the outcome; whoever changes the outcome sets it to
+    ``None``.
     """
 
     # A plain class: a dataclass compiles its generated methods when this module is imported.
@@ -292,7 +294,7 @@ class CallOutcome:
         self.is_error = is_error
         self.meta = meta
         self.fallback_text: str | None = None
-        self.wire: tuple[str, bytes] | None = None
+        self.wire: tuple[str, bytes, bool] | None = None
 
     @classmethod
     def error(cls, message: str) -> CallOutcome:

@@ -32,7 +32,7 @@ re-exported here:
 - ``tools``: a tool per version: its ``tools/list`` entry (``tool_shape``, ``ToolShapes``) and
   its ``CallToolResult`` (``call_result``) and the inverse, from a result any era's server sent
   back to the natural outcome (``natural_outcome``), and when such a result may be sent on as it
-  came (``as_sent``); the tools page's per-era view of one result
+  came (``as_sent``), to a caller of any version (``members_for``); the tools page's per-era view of one result
   (``era_shapes``, ``era_results``, ``reshape_result``).
 - ``elicitation``: URL-mode elicitation per version (``url_params``, ``completion_notification``,
   ``url_input_requests``: error -32042 as a modern round, ``url_mode_refused``, ``carries_url_mode``,
@@ -89,7 +89,9 @@ from .tools import (
     era_results,
     era_shapes,
     json_text,
+    members_for,
     natural_outcome,
+    plain_text_only,
     reshape_result,
     result_shape,
     tool_shape,
@@ -97,6 +99,8 @@ from .tools import (
 
 __all__ = [
     "as_sent",
+    "members_for",
+    "plain_text_only",
     "url_mode_refused",
     "url_params",
     "url_input_requests",

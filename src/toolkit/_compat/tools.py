@@ -310,9 +310,11 @@ _MEMBERS: Final = (
     ("content", "resultType", "_meta"),
     ("content", "structuredContent", "resultType", "_meta"),
     ("content", "isError", "resultType", "_meta"),
-    ("content", "structuredContent", "isError", "resultType", "_meta"),
 )
-"""What a 2026-07-28 ``CallToolResult`` holds, in the order toolkit writes it (the envelope last)."""
+"""What a 2026-07-28 ``CallToolResult`` holds, in the order toolkit writes it (the envelope last). An
+error's ``structuredContent`` is not sent on: ``call_result`` gives an error none, in every version."""
+_STRUCTURED_MEMBER: Final = b',"structuredContent":'
+_WRAPPER_START: Final = _STRUCTURED_MEMBER + b"{" + pydantic_core.to_json(RESULT_KEY) + b":"
 
 
 def as_sent(body: bytes | None, result: dict[str, Any], version: str) -> bytes | None:
@@ -361,4 +363,49 @@ def as_sent(body: bytes | None, result: dict[str, Any], version: str) -> bytes |
         wire_blocks(content)  # what natural_outcome checks: a block that shapes for no version fails there
     except ValueError:
         return None
+    return members
+
+
+def plain_text_only(content: Any) -> bool:
+    """Whether ``content`` (a result's, as sent) is text blocks and nothing else: what every version
+    carries as it is."""
+    if type(content) is not list:
+        return False
+    for block in content:
+        if (
+            type(block) is not dict
+            or len(block) != 2
+            or block.get("type") != "text"
+            or type(block.get("text")) is not str
+        ):
+            return False
+    return True
+
+
+def members_for(members: bytes, plain: bool, version: str, shape: ToolShape | None) -> bytes | None:
+    """:func:`as_sent`'s ``members`` of a 2026-07-28 result as a caller of ``version`` receives them:
+    what making the result natural and :func:`call_result` give, from the bytes as they came.
+
+    ``plain``: its content is text blocks only (:func:`plain_text_only`), which every version
+    carries as they are, and which cannot hold ``,"structuredContent":`` outside a JSON string
+    (where a quote is escaped): the first one is the member. ``shape``: the tool's for ``version``,
+    as :func:`call_result` takes it (its output wrapped or not). A legacy ``structuredContent`` is an object:
+    any other value is wrapped in ``{"result": ...}``; before 2025-06-18 there is none. ``None``
+    where the bytes do not tell (a block of another type, a value written with leading space).
+    """
+    if is_modern(version):
+        return members
+    if not plain:
+        return None
+    at = members.find(_STRUCTURED_MEMBER)
+    if at < 0:
+        return members  # content (and isError) alone: the same in every version
+    if not _structured_era(version):
+        return members[:at]
+    value = members[at + len(_STRUCTURED_MEMBER) :]
+    first = value[:1]
+    if first in (b" ", b"\t", b"\n", b"\r"):
+        return None
+    if (shape is not None and shape.wrapped) or first != b"{":
+        return members[:at] + _WRAPPER_START + value + b"}"
     return members

@@ -146,9 +146,9 @@ class RemoteTool(_Remote, ToolBase):
             return CallOutcome.error(f"Tool {self.name!r}: {unreachable(self.source.label, exc)}")
         version = self.version
         body, relay.scope.body = relay.scope.body, None
-        if body is not None and not self.unwrap and version == getattr(context, "protocol_version", None):
+        if body is not None and not self.unwrap:
             members = as_sent(body, result, version)
-            if members is not None:  # the caller's own version: sent on as it came, unless something reads it
+            if members is not None:  # sent on as it came, unless something reads it
                 return AsSent(result, version, self.advertised_output, members)
         try:
             outcome = natural_outcome(result, self.version, self.advertised_output)

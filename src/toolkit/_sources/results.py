@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import pydantic_core
 
-from .._compat.tools import natural_outcome
+from .._compat.tools import natural_outcome, plain_text_only
 from .._content import NO_STRUCTURED, CallOutcome, ContentBlock
 
 _CONTENT: Final[Any] = CallOutcome.__dict__["content"]  # the slots, under AsSent's properties
@@ -33,7 +33,7 @@ class AsSent(CallOutcome):
         self.structured = result.get("structuredContent", NO_STRUCTURED)
         self.is_error = result.get("isError") is True
         self.meta = None  # as_sent: its _meta holds the envelope's server info alone
-        self.wire = (version, members)
+        self.wire = (version, members, plain_text_only(result.get("content")))
 
     def _natural(self) -> None:
         result, self._result = self._result, None
