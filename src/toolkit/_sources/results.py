@@ -1,8 +1,9 @@
 """What a proxied tool's result becomes on its way to the caller, beyond ``_compat.natural_outcome``.
 
-- Sent on as it came (``AsSent``): a 2026-07-28 upstream's result for a caller of the same
-  version, its members (``_compat.as_sent``) spliced into the response as the upstream wrote
-  them, when nothing but the encoder reads the outcome; made natural only once something does.
+- Sent on as it came (``AsSent``): a 2026-07-28 upstream's result, its members
+  (``_compat.as_sent``) spliced into the response as the upstream wrote them (for a legacy
+  caller, as ``_compat.members_for`` shapes them), when nothing but the encoder reads the
+  outcome; made natural only once something does.
 - Unwrapped (``is_json_of``, ``without_wrap_mark``): an upstream's declared ``{"result": x}``
   wrapper (fastmcp, the ``mcp`` SDK) undone, with its text and its mark.
 """
@@ -21,7 +22,7 @@ _FALLBACK_TEXT: Final[Any] = CallOutcome.__dict__["fallback_text"]
 
 
 class AsSent(CallOutcome):
-    """A proxied result of the caller's version, sent on as it came (``wire``) when nothing else
+    """A proxied 2026-07-28 result, sent on as it came (``wire``) when nothing else
     reads it; its content, made natural (``natural_outcome``), only once something does."""
 
     __slots__ = ("_result", "_schema", "_version")
