@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tests.support.processes import RunningServer
+
 from toolkit._transports.http.onewrite import OneWriteProtocol, OneWriteTransport
 
 HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n"
@@ -122,6 +123,16 @@ def _post(port: int, body: dict[str, Any]) -> bytes:
         return sock.recv(1 << 20)  # what the first segment brought
 
 
+def _head(sock: socket.socket) -> bytes:
+    """What came up to the end of a response head (the socket's timeout is the hang guard)."""
+    got = b""
+    while b"\r\n\r\n" not in got:
+        chunk = sock.recv(65536)
+        assert chunk, got
+        got += chunk
+    return got
+
+
 def test_a_json_response_arrives_in_one_segment(http_server: Callable[..., RunningServer]) -> None:
     """Head and body in one send(): the client's first read has the whole response. With two
     sends (uvicorn's own), a read that wakes between them gets the head alone."""
@@ -167,11 +178,7 @@ def test_a_stream_with_no_event_yet_has_its_head_at_once(http_server: Callable[.
             b"GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: text/event-stream\r\n"
             b"mcp-protocol-version: 2025-06-18\r\nmcp-session-id: " + session + b"\r\n\r\n"
         )
-        got = b""
-        while b"\r\n\r\n" not in got:  # the timeout above is the hang guard
-            chunk = sock.recv(65536)
-            assert chunk, got
-            got += chunk
+        got = _head(sock)
         assert got.startswith(b"HTTP/1.1 200"), got
         assert b"text/event-stream" in got.partition(b"\r\n\r\n")[0]
 
@@ -182,11 +189,7 @@ def test_a_head_request_gets_its_head_though_no_body_follows(http_server: Callab
     with socket.create_connection(("127.0.0.1", running.port), timeout=60) as sock:
         for _ in range(2):  # and the connection, kept alive, answers the next one
             sock.sendall(b"HEAD /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
-            got = b""
-            while b"\r\n\r\n" not in got:  # the timeout above is the hang guard
-                chunk = sock.recv(65536)
-                assert chunk, got
-                got += chunk
+            got = _head(sock)
             assert got.startswith(b"HTTP/1.1 "), got
             assert b"content-length:" in got.lower(), got
             assert got.endswith(b"\r\n\r\n"), got  # the head alone

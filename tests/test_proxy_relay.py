@@ -84,15 +84,18 @@ async def gateways(target: str | list[str]) -> AsyncIterator[tuple[str, str, Pas
         yield plain.url, shaping.url, reading
 
 
+async def _target(stack: contextlib.AsyncExitStack, kind: str) -> str | list[str]:
+    """The relay upstream: served over HTTP for the rest of ``stack`` (its URL), or its stdio command."""
+    if kind == "http":
+        upstream = await stack.enter_async_context(serve(_relay_upstream()))
+        return str(upstream.url)
+    return [sys.executable, str(UPSTREAM)]
+
+
 @pytest.mark.parametrize("kind", ["http", "stdio"])
 async def test_a_result_sent_on_as_it_came_is_the_one_shaping_it_again_gives(kind: str) -> None:
     async with contextlib.AsyncExitStack() as stack:
-        if kind == "http":
-            upstream = await stack.enter_async_context(serve(_relay_upstream()))
-            target: str | list[str] = upstream.url
-        else:
-            target = [sys.executable, str(UPSTREAM)]
-        plain, shaping, reading = await stack.enter_async_context(gateways(target))
+        plain, shaping, reading = await stack.enter_async_context(gateways(await _target(stack, kind)))
         client = await stack.enter_async_context(httpx.AsyncClient(timeout=60))
         for index, (name, arguments) in enumerate(CALLS):
             for request_id in (index, f"call-{index}"):
@@ -152,12 +155,7 @@ async def test_a_legacy_caller_gets_from_the_bytes_as_they_came_what_shaping_aga
 
     monkeypatch.setattr(toolkit._compat, "members_for", counted)
     async with contextlib.AsyncExitStack() as stack:
-        if kind == "http":
-            upstream = await stack.enter_async_context(serve(_relay_upstream()))
-            target: str | list[str] = upstream.url
-        else:
-            target = [sys.executable, str(UPSTREAM)]
-        plain, shaping, reading = await stack.enter_async_context(gateways(target))
+        plain, shaping, reading = await stack.enter_async_context(gateways(await _target(stack, kind)))
         client = await stack.enter_async_context(httpx.AsyncClient(timeout=60))
         sessions = [LegacySession(client, url, version) for url in (plain, shaping)]
         for session in sessions:
