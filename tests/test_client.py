@@ -301,6 +301,27 @@ async def test_a_subscription_stays_open_past_the_clients_timeout() -> None:
         assert (await client.call_tool("added")).data == 1
 
 
+async def test_a_subscription_the_server_never_acknowledges_fails_after_the_clients_timeout() -> None:
+    """The subscription waits without a timeout, but its acknowledgement is the answer the client
+    waits for: a server that never gives it does not hold ``listen()`` for ever."""
+    from tests.http_support import serve
+
+    from toolkit.middleware import Middleware
+
+    class NeverListens(Middleware):
+        async def on_request(self, request: Any, call_next: Any) -> Any:
+            if request.method == "subscriptions/listen":
+                await asyncio.Event().wait()
+            return await call_next(request)
+
+    server = make_server()
+    server.add_middleware(NeverListens())
+    async with serve(server) as running, Client(running.url, timeout=0.3) as client:
+        with pytest.raises(TimeoutError, match=r"subscriptions/listen within 0\.3 s"):
+            await asyncio.wait_for(client.listen(tools=True), 60)  # the hang guard
+        assert (await client.call_tool("count")).data == 42
+
+
 async def test_listen_in_the_legacy_era_subscribes_and_unsubscribes() -> None:
     server = make_server()
     async with Client(server, protocol_version="2025-11-25") as client:

@@ -286,6 +286,24 @@ async def test_a_modern_callers_listen_subscribes_upstream_and_its_updates_come_
     assert update["params"]["uri"] == WATCHED
 
 
+async def test_a_subscription_here_is_not_held_for_ever_by_an_upstream_that_never_listens() -> None:
+    """A subscription here opens the upstream's listen again with the URI, and waits for it to be
+    acknowledged as long as a request would wait for its answer (the listen itself waits on)."""
+
+    class NeverListens(Middleware):
+        async def on_request(self, request: McpRequest, call_next: Any) -> Any:
+            if request.method == "subscriptions/listen":
+                await asyncio.Event().wait()
+            return await call_next(request)
+
+    upstream = conformance_server()
+    upstream.add_middleware(NeverListens())
+    proxy = Server.proxy(toolkit.Client(upstream, protocol_version=MODERN, timeout=0.3), name="gateway")
+    async with toolkit.Client(proxy, protocol_version=LEGACY) as caller:
+        await asyncio.wait_for(caller.subscribe(WATCHED), 60)  # the hang guard
+        assert (await caller.call_tool("test_simple_text", {})).text
+
+
 class Subscriptions(Middleware):
     """Middleware on the upstream: what it was asked to watch (subscribe, unsubscribe, listen's URIs)."""
 

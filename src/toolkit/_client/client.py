@@ -461,7 +461,13 @@ class Client:
                 await task
 
         subscription._closer = close
-        await subscription.wait_acknowledged()
+        try:  # the subscription has no timeout, but its acknowledgement is the answer waited for
+            await asyncio.wait_for(subscription.wait_acknowledged(), self.timeout)
+        except TimeoutError:
+            await close()
+            raise TimeoutError(
+                f"the server did not acknowledge subscriptions/listen within {self.timeout:g} s"
+            ) from None
         return subscription
 
     async def _listen_legacy(self, subscription: Subscription, uris: list[str]) -> Subscription:

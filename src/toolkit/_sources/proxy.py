@@ -424,8 +424,9 @@ class ProxySource:
             acknowledged = asyncio.Event()
             listening = self._listening = self._spawn(self._listen(session, acknowledged))
             waiting = asyncio.ensure_future(acknowledged.wait())
-            try:  # until the upstream listens with the new filter (or the listen ended: nothing to wait for)
-                await asyncio.wait((waiting, listening), return_when=asyncio.FIRST_COMPLETED)
+            try:  # until the upstream listens with the new filter (or the listen ended: nothing to wait for),
+                # as long as a request would wait for its answer (the listen itself waits on)
+                await asyncio.wait((waiting, listening), timeout=session.timeout, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 waiting.cancel()
         elif _subscribable(session):
