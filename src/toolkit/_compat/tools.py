@@ -349,15 +349,7 @@ def as_sent(body: bytes | None, result: dict[str, Any], version: str) -> bytes |
     if not members.startswith(b'{"content":['):
         return None
     content = result["content"]
-    for block in content if type(content) is list else ():
-        if (
-            type(block) is not dict
-            or len(block) != 2
-            or block.get("type") != "text"
-            or type(block.get("text")) is not str
-        ):
-            break  # not a plain text block, which every version carries as it is
-    else:
+    if plain_text_only(content):  # what every version carries as it is
         return members
     try:
         wire_blocks(content)  # what natural_outcome checks: a block that shapes for no version fails there
@@ -388,10 +380,11 @@ def members_for(members: bytes, plain: bool, version: str, shape: ToolShape | No
 
     ``plain``: its content is text blocks only (:func:`plain_text_only`), which every version
     carries as they are, and which cannot hold ``,"structuredContent":`` outside a JSON string
-    (where a quote is escaped): the first one is the member. ``shape``: the tool's for ``version``,
-    as :func:`call_result` takes it (its output wrapped or not). A legacy ``structuredContent`` is an object:
-    any other value is wrapped in ``{"result": ...}``; before 2025-06-18 there is none. ``None``
-    where the bytes do not tell (a block of another type, a value written with leading space).
+    (where a quote is escaped): the first one is the member. ``shape``: the tool's for
+    ``version``, as :func:`call_result` takes it (its output wrapped or not). A legacy
+    ``structuredContent`` is an object: any other value is wrapped in ``{"result": ...}``; before
+    2025-06-18 there is none. ``None`` where the bytes do not tell (a block of another type, a
+    value written with leading space).
     """
     if is_modern(version):
         return members
