@@ -482,20 +482,32 @@ def test_the_quick_run_measures_toolkit_against_the_floor(quick: QuickRun) -> No
     for key in measured:
         assert metrics[key]["median"]["floor"] > 0, key
         assert metrics[key]["ratio_toolkit_floor"] > 0, key
+    # The floor's gateway: 2026-07-28 over an HTTP upstream, beside the same upstream called directly.
+    gateway = [f"compose.gateway.direct.modern.{m}" for m in ("cpu_us", "p50_us")]
+    gateway += [f"compose.gateway.http.modern.{m}" for m in ("cpu_us", "upstream_cpu_us", "p50_us", "added_p50_us")]
+    for key in gateway:
+        assert _positive(key, metrics[key]["median"]["floor"]), key
+    assert metrics["compose.gateway.http.modern.cpu_ratio"]["median"]["floor"] > 0
+    gateway.append("compose.gateway.http.modern.cpu_ratio")
     # Elsewhere the floor is unsupported, not an error, and toolkit still has its figures.
-    elsewhere = [key for key in metrics if key not in measured]
+    elsewhere = [key for key in metrics if key not in measured and key not in gateway]
     assert {"register500_ms", "rss.tools0_mib", "rss.tools500_mib", "list500.legacy.spawn_ms"} <= set(elsewhere)
-    assert {"compose.mount.stdio.legacy.mounted.cpu_us", "compose.gateway.http.modern.cpu_us"} <= set(elsewhere)
+    assert {"compose.mount.stdio.legacy.mounted.cpu_us", "compose.gateway.http.legacy.cpu_us"} <= set(elsewhere)
     for key in elsewhere:
         reason = FLOOR_NOT_A_CLIENT if key.startswith("client.") else FLOOR_REASON
         if key.startswith("hop."):  # the calls group's def-hop batches: toolkit's worker threads only
             reason = "not measured: the def hop batches measure toolkit's worker threads"
+        if key.startswith("compose.gateway."):
+            reason = compose.FLOOR_GATEWAY_ONLY
         assert metrics[key]["frameworks"]["floor"]["unsupported"] == reason, key
         assert _positive(key, metrics[key]["median"]["toolkit"]), key
         assert metrics[key]["ratio_toolkit_floor"] is None and metrics[key]["floor_target_met"] is None
-    # The floor started its call servers, and nothing where it has nothing to serve.
+    # The floor started its call servers and its gateway, and nothing where it has nothing to serve.
     started = sorted(path.name for path in quick.logs.glob("floor-*"))
-    assert started == [f"floor-{what}-r1.log" for what in ("http", "stdio-legacy", "stdio-modern")]
+    assert started == [
+        f"floor-{what}-r1.log"
+        for what in ("compose-gateway-http", "compose-upstream", "http", "stdio-legacy", "stdio-modern")
+    ]
     lines = quick.stdout.splitlines()
     header = [cell.strip() for cell in next(line for line in lines if line.startswith("metric ")).split("|")]
     assert header[-5:] == ["toolkit/best anchor", "toolkit/floor", f"toolkit/{quick.column}", "target", "floor target"]
@@ -510,10 +522,10 @@ def test_the_quick_run_measures_toolkit_against_the_floor(quick: QuickRun) -> No
 
 
 def test_the_floor_starts_nothing_where_it_has_nothing_to_serve(tmp_path: Path) -> None:
-    """Every scenario but calls and import records the floor as unsupported, without starting a
-    server (none of them could answer: no bearer tokens, middleware, 500 tools, store, tasks, mount,
-    proxy)."""
-    scenarios = "register,auth,middleware,list500,rss,store,scaleout,tasks,compose"
+    """Every scenario but calls, import and compose's gateway records the floor as unsupported,
+    without starting a server (none of them could answer: no bearer tokens, middleware, 500 tools,
+    store, tasks, mount)."""
+    scenarios = "register,auth,middleware,list500,rss,store,scaleout,tasks"
     run = _bench("--quick", "--only", "floor", "--scenarios", scenarios, "--out", str(tmp_path), timeout=60)
     results = json.loads((tmp_path / "latest.json").read_text())
     assert results["errors"] == []
