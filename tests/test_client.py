@@ -305,14 +305,7 @@ async def test_a_subscription_the_server_never_acknowledges_fails_after_the_clie
     """The subscription waits without a timeout, but its acknowledgement is the answer the client
     waits for: a server that never gives it does not hold ``listen()`` for ever."""
     from tests.http_support import serve
-
-    from toolkit.middleware import Middleware
-
-    class NeverListens(Middleware):
-        async def on_request(self, request: Any, call_next: Any) -> Any:
-            if request.method == "subscriptions/listen":
-                await asyncio.Event().wait()
-            return await call_next(request)
+    from tests.support.stalls import NeverListens
 
     server = make_server()
     server.add_middleware(NeverListens())

@@ -37,6 +37,7 @@ from typing import Any
 
 import pytest
 from tests.support.processes import REPO
+from tests.support.stalls import NeverListens
 
 import toolkit
 from toolkit import Server, testing
@@ -289,12 +290,6 @@ async def test_a_modern_callers_listen_subscribes_upstream_and_its_updates_come_
 async def test_a_subscription_here_is_not_held_for_ever_by_an_upstream_that_never_listens() -> None:
     """A subscription here opens the upstream's listen again with the URI, and waits for it to be
     acknowledged as long as a request would wait for its answer (the listen itself waits on)."""
-
-    class NeverListens(Middleware):
-        async def on_request(self, request: McpRequest, call_next: Any) -> Any:
-            if request.method == "subscriptions/listen":
-                await asyncio.Event().wait()
-            return await call_next(request)
 
     upstream = conformance_server()
     upstream.add_middleware(NeverListens())
