@@ -287,9 +287,9 @@ async def test_a_subscription_stays_open_past_the_clients_timeout() -> None:
     from tests.http_support import serve
 
     server = make_server()
-    async with serve(server) as running, Client(running.url, timeout=0.2) as client:
+    async with serve(server) as running, Client(running.url, timeout=2.0) as client:
         async with await client.listen(tools=True) as subscription:
-            await asyncio.sleep(0.6)  # three of the client's timeouts at least
+            await asyncio.sleep(2.5)  # longer than the client's timeout (which other requests keep, busy or not)
             assert not subscription.ended
 
             @server.tool()
@@ -312,7 +312,7 @@ async def test_a_subscription_the_server_never_acknowledges_fails_after_the_clie
     async with serve(server) as running, Client(running.url, timeout=0.3) as client:
         with pytest.raises(TimeoutError, match=r"subscriptions/listen within 0\.3 s"):
             await asyncio.wait_for(client.listen(tools=True), 60)  # the hang guard
-        assert (await client.call_tool("count")).data == 42
+        assert (await client.call_tool("count", timeout=60)).data == 42
 
 
 async def test_listen_in_the_legacy_era_subscribes_and_unsubscribes() -> None:

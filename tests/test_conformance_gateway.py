@@ -293,7 +293,7 @@ async def test_a_subscription_here_is_not_held_for_ever_by_an_upstream_that_neve
 
     upstream = conformance_server()
     upstream.add_middleware(NeverListens())
-    proxy = Server.proxy(toolkit.Client(upstream, protocol_version=MODERN, timeout=0.3), name="gateway")
+    proxy = Server.proxy(toolkit.Client(upstream, protocol_version=MODERN, timeout=2.0), name="gateway")
     async with toolkit.Client(proxy, protocol_version=LEGACY) as caller:
         await asyncio.wait_for(caller.subscribe(WATCHED), 60)  # the hang guard
         assert (await caller.call_tool("test_simple_text", {})).text

@@ -330,10 +330,10 @@ async def test_a_modern_upstreams_list_changes_still_reach_the_caller_after_the_
     TimeoutError the listen loop did not expect, and the gateway heard no change again)."""
     upstream = upstream_server()
     async with serve(upstream) as running:
-        proxy = Server.proxy(toolkit.Client(running.url, protocol_version=MODERN, timeout=0.2))
+        proxy = Server.proxy(toolkit.Client(running.url, protocol_version=MODERN, timeout=2.0))
         async with toolkit.Client(proxy, protocol_version=MODERN) as client:
             async with await client.listen(tools=True) as changes:
-                await asyncio.sleep(0.6)  # three of the upstream client's timeouts at least
+                await asyncio.sleep(2.5)  # longer than the upstream client's timeout
 
                 @upstream.tool
                 def late() -> int:
