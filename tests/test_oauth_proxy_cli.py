@@ -40,6 +40,7 @@ from tests.http_support import serve
 from tests.support.apps import WEATHER
 from tests.support.authserver import READY_TIMEOUT, AuthServer
 from tests.support.consent_login import ConsentingLogin
+from tests.support.issuer import send_json
 from tests.support.oauth_login import query
 from tests.support.processes import REPO, TOOLKIT, free_port, http_server
 from tests.support.proxy_flow import ProxyFlow, new_verifier, s256
@@ -505,12 +506,7 @@ def https_documents(authority: Authority, documents: dict[str, dict[str, Any]]) 
             served.requests.append(self.path)
             document = documents.get(self.path)
             body = json.dumps(document).encode() if document is not None else b"{}"
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a client that gave up
-                self.send_response(200 if document is not None else 404)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+            send_json(self, 200 if document is not None else 404, body)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

@@ -90,6 +90,16 @@ class Issuer:
 
 
 @contextlib.contextmanager
+def send_json(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
+    """Answer with a JSON ``body``; a client that gave up meanwhile is no error."""
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        handler.send_response(status)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+
 def serve_issuer(audience: str, *, issuer: str = "https://issuer.test") -> Iterator[Issuer]:
     """An ``Issuer`` with one RSA key, its JWKS served on a free port until the block ends."""
     state = Issuer(issuer=issuer, audience=audience, keys=[SigningKey.rsa("key-1")])
@@ -109,12 +119,7 @@ def serve_issuer(audience: str, *, issuer: str = "https://issuer.test") -> Itera
             body = b"<html>not a key set</html>" if mode == "garbage" else state.document()
             if mode == "empty":
                 body = b'{"keys": []}'
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a client that gave up
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+            send_json(self, 200, body)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
