@@ -89,7 +89,6 @@ class Issuer:
         return json.dumps({"keys": [key.jwk() for key in keys]}).encode()
 
 
-@contextlib.contextmanager
 def send_json(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
     """Answer with a JSON ``body``; a client that gave up meanwhile is no error."""
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):
@@ -100,6 +99,7 @@ def send_json(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None
         handler.wfile.write(body)
 
 
+@contextlib.contextmanager
 def serve_issuer(audience: str, *, issuer: str = "https://issuer.test") -> Iterator[Issuer]:
     """An ``Issuer`` with one RSA key, its JWKS served on a free port until the block ends."""
     state = Issuer(issuer=issuer, audience=audience, keys=[SigningKey.rsa("key-1")])
