@@ -272,6 +272,85 @@ async def test_a_flood_is_delivered_in_order_while_reading_waits_for_delivery() 
     assert transport.returncode == 0
 
 
+ECHO = """
+import json, sys
+for line in sys.stdin:
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": json.loads(line)["id"], "result": {}}) + "\\n")
+    sys.stdout.flush()
+"""
+
+
+async def test_a_response_is_taken_in_the_loop_pass_that_reads_it() -> None:
+    """The child's stdout is read by the transport itself: a response resolves its request from the
+    read's own callback, so a request costs two loop passes (the read, the caller resumed), not three
+    (asyncio's subprocess transport hands each read on with ``call_soon``)."""
+    loop = asyncio.get_running_loop()
+    waiting: asyncio.Future[dict[str, Any]] = loop.create_future()
+
+    def resolve(message: dict[str, Any]) -> bool:
+        waiting.set_result(message)
+        return True
+
+    async def deliver(message: dict[str, Any]) -> None:  # what comes before the reader first waits
+        resolve(message)
+
+    transport = script(ECHO)
+    await transport.open(deliver)
+    transport.resolve_responses_with(resolve)
+    passes = 0
+    run_once = loop._run_once  # type: ignore[attr-defined]
+
+    def counted() -> None:
+        nonlocal passes
+        passes += 1
+        run_once()
+
+    requests = 40
+    try:
+        loop._run_once = counted  # type: ignore[attr-defined]
+        for number in range(requests):
+            waiting = loop.create_future()
+            await transport.send({"jsonrpc": "2.0", "id": number, "method": "ping"})
+            assert (await waiting)["id"] == number
+    finally:
+        del loop._run_once  # type: ignore[attr-defined]
+        await transport.close()
+    assert passes <= 2 * requests + 10, f"{passes} loop passes for {requests} requests"
+
+
+HOLDER = """
+import subprocess, sys
+holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+sys.stderr.write(f"holder {holder.pid}\\n")
+sys.stderr.flush()
+sys.stdin.read()
+"""
+
+
+async def test_close_lets_go_of_stdout_that_a_process_of_another_session_still_holds() -> None:
+    """A process the server started in a session of its own outlives the shutdown's signals and
+    holds the stdout pipe open: ``close`` still ends, and our end of the pipe is closed."""
+    transport = script(HOLDER)
+    await transport.open(_ignore)
+    holder = 0
+    try:
+        await wait_until(lambda: any(line.startswith("holder ") for line in transport.stderr_lines), "the holder")
+        holder = int(next(line for line in transport.stderr_lines if line.startswith("holder ")).split()[1])
+        protocol = transport._protocol
+        assert protocol is not None and protocol.stdout_transport is not None
+        await transport.close()
+        assert transport.returncode == 0
+        assert alive(holder)  # the pipe's other end is still open over there
+        assert protocol.stdout_transport.is_closing()
+    finally:
+        if holder:
+            os.kill(holder, signal.SIGKILL)
+
+
+async def _ignore(message: dict[str, Any]) -> None:
+    pass
+
+
 async def test_a_send_blocked_on_a_full_pipe_fails_when_the_child_goes() -> None:
     transport = script("import time; time.sleep(600)", shutdown_timeout=0.5)
     await transport.open(_ignore)

@@ -167,22 +167,44 @@ class StdioTransport:
             raise RuntimeError(f"{self!r} is already open")
         loop = asyncio.get_running_loop()
         protocol = ChildProtocol(loop, self.max_frame_bytes, self._stderr_line)
+        # POSIX: the child's stdout is a pipe of our own, read by ``ChildProtocol`` from the loop's
+        # callback itself. Through the subprocess transport, each read would reach it one loop pass
+        # later (asyncio defers every pipe callback of a subprocess with ``call_soon``).
+        own = sys.platform != "win32"
+        ours, theirs = os.pipe() if own else (-1, subprocess.PIPE)
         try:
             process, _ = await loop.subprocess_exec(
                 lambda: protocol,
                 *self.argv,
                 stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
+                stdout=theirs,
                 stderr=None if self.stderr == "inherit" else subprocess.PIPE,
                 env=self.env,
                 cwd=self.cwd,
                 start_new_session=sys.platform != "win32",
             )
         except OSError as exc:
+            if own:
+                os.close(ours)
             message = f"could not start the server command {self.argv!r}: {exc.strerror or exc}"
             if exc.errno is None:
                 raise type(exc)(message) from exc
             raise type(exc)(exc.errno, message) from exc
+        except BaseException:
+            if own:
+                os.close(ours)
+            raise
+        finally:
+            if own:
+                os.close(theirs)  # the child has its copy: its end (and its children's) is the pipe's end
+        if own:
+            pipe = os.fdopen(ours, "rb", buffering=0)  # the transport closes it
+            try:
+                await loop.connect_read_pipe(protocol.stdout_protocol, pipe)
+            except BaseException:
+                pipe.close()
+                process.close()
+                raise
         self._process = process
         self._protocol = protocol
         self._on_close = on_close
@@ -331,6 +353,7 @@ class StdioTransport:
                 logger.warning("the server process %s of %r outlived SIGKILL; abandoning it", process.get_pid(), self)
         finally:
             process.close()  # the pipes (and a kill, should the child still run)
+            protocol.close_stdout()  # ours: a grandchild may still hold its other end
             reader = self._reader
             if reader is not None:
                 reader.cancel()

@@ -4,7 +4,11 @@
 (spec: transports/stdio: the server reads JSON-RPC messages from its stdin and writes them to
 its stdout, one per line; it MAY write anything to its stderr, its logs).
 
-- stdout: split into lines by ``_framing.FrameSplitter`` as the bytes arrive and queued for the
+- stdout: on POSIX a pipe of the transport's own (``stdout_protocol``), read from the loop's
+  callback itself (through the subprocess transport, every read would come a loop pass later:
+  asyncio hands a subprocess's pipe callbacks on with ``call_soon``); a response to a request
+  waiting alone goes to the session from there (``direct``). The rest is
+  split into lines by ``_framing.FrameSplitter`` as the bytes arrive and queued for the
   transport's reader (``frames``, ``more()``). A line that grows past ``max_frame_bytes`` without
   a newline is cut off at once (a ``None`` in ``frames``) and nothing more is kept. While more
   than ``PAUSE_AT_BYTES`` wait to be delivered, the pipe is not read: the child's writes block,
@@ -54,6 +58,8 @@ class ChildProtocol(asyncio.SubprocessProtocol):
         self.paused = False
         self.returncode: int | None = None
         self.process: asyncio.SubprocessTransport | None = None
+        self.stdout_transport: asyncio.ReadTransport | None = None
+        """The child's stdout when it is a pipe of ours (``stdout_protocol``); else the subprocess transport's."""
         self.stdin: asyncio.WriteTransport | None = None
         self._stdin_lost = False
         self._stdin_error: Exception | None = None
@@ -78,9 +84,19 @@ class ChildProtocol(asyncio.SubprocessProtocol):
             self._stderr_ended = True
             self._stderr_closed.set_result(None)
 
+    def stdout_protocol(self) -> asyncio.Protocol:
+        """The protocol of the child's stdout when it is a pipe of ours rather than the subprocess
+        transport's (``StdioTransport.open``): its bytes come here at once, not a loop pass later."""
+        return _StdoutPipe(self)
+
+    def close_stdout(self) -> None:
+        """Close our end of the child's stdout, if it is ours (nothing more is read)."""
+        if self.stdout_transport is not None:
+            self.stdout_transport.close()
+
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         if fd == 1:
-            self._stdout(data)
+            self.stdout_received(data)
         else:
             self._stderr_received(data)
 
@@ -115,7 +131,7 @@ class ChildProtocol(asyncio.SubprocessProtocol):
 
     # --- stdout ------------------------------------------------------------------------------------
 
-    def _stdout(self, data: bytes) -> None:
+    def stdout_received(self, data: bytes) -> None:
         if self.discarding:
             return
         newline = data.rfind(b"\n")
@@ -147,6 +163,8 @@ class ChildProtocol(asyncio.SubprocessProtocol):
         self._wake()
 
     def _stdout_pipe(self) -> asyncio.ReadTransport:
+        if self.stdout_transport is not None:
+            return self.stdout_transport
         assert self.process is not None
         pipe = self.process.get_pipe_transport(1)
         assert isinstance(pipe, asyncio.ReadTransport)
@@ -222,3 +240,23 @@ class ChildProtocol(asyncio.SubprocessProtocol):
 
     def _stderr_line(self, raw: bytes) -> None:
         self.on_stderr_line(raw.rstrip(b"\r").decode("utf-8", "replace"))
+
+
+class _StdoutPipe(asyncio.Protocol):
+    """The child's stdout as a pipe of ours: what it reads goes to the ``ChildProtocol`` as fd 1's."""
+
+    def __init__(self, child: ChildProtocol) -> None:
+        self.child = child
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.ReadTransport)
+        self.child.stdout_transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.child.stdout_received(data)
+
+    def eof_received(self) -> bool:
+        return False  # the transport closes: connection_lost follows
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.child.pipe_connection_lost(1, exc)
