@@ -174,7 +174,9 @@ class HttpTransport:
         self._resolve: Callable[[dict[str, Any]], bool] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._listening: asyncio.Task[None] | None = None
-        self._posts: dict[int, tuple[Mapping[str, str] | None, str | None, RequestHeaders]] = {}
+        self._posts: dict[
+            int, tuple[Mapping[str, str] | None, str | None, RequestHeaders, tuple[tuple[str, str], ...]]
+        ] = {}
         """Each request's headers made so far, by the session's headers beside it (``_post_headers``)."""
 
     # --- the Transport protocol ---------------------------------------------------------------
@@ -294,21 +296,23 @@ class HttpTransport:
             headers["mcp-session-id"] = (SESSION_ID, self.session_id)
         return headers
 
-    def _post_headers(self, extra: Mapping[str, str] | None) -> RequestHeaders:
-        """The headers of a request's POST, made once per ``extra`` mapping and session id.
+    def _post_headers(self, extra: Mapping[str, str] | None) -> tuple[RequestHeaders, tuple[tuple[str, str], ...]]:
+        """The headers of a request's POST (by lower-case name, and as sent), made once per ``extra``
+        mapping and session id (the same tuple each time: the HTTP client knows its head by it).
 
         The session hands the same mapping for the same method and name (``ClientSession._headers_for``);
         the user's ``headers`` are fixed when the transport is made. Callers only read what this returns.
         """
         kept = self._posts.get(id(extra))
         if kept is not None and kept[0] is extra and kept[1] == self.session_id:
-            return kept[2]
+            return kept[2], kept[3]
         request_headers = self._headers(extra, ACCEPT_BOTH)
         request_headers["content-type"] = ("Content-Type", "application/json")
+        values = tuple(request_headers.values())
         if len(self._posts) >= _POSTS_KEPT:
             self._posts.clear()
-        self._posts[id(extra)] = (extra, self.session_id, request_headers)  # extra held: its id stays its own
-        return request_headers
+        self._posts[id(extra)] = (extra, self.session_id, request_headers, values)  # extra held: its id stays its own
+        return request_headers, values
 
     async def _http_request(
         self,
@@ -341,12 +345,12 @@ class HttpTransport:
         loop pass between the answer and the caller. Anything else (an SSE stream, an error
         status, a redirect, a stale connection) is read by a task, as every request is otherwise.
         """
-        request_headers = self._post_headers(headers)
+        request_headers, values = self._post_headers(headers)
         pending = PendingRequest(request_id, headers, legacy)
         pending.session = "mcp-session-id" in request_headers
         body = encode(message)
         direct = self._resolve is not None and self.read_timeout is None
-        if direct and await self._send_now(pending, request_headers, body):
+        if direct and await self._send_now(pending, request_headers, values, body):
             return
         loop = asyncio.get_running_loop()
         sent: asyncio.Future[None] = loop.create_future()
@@ -359,22 +363,26 @@ class HttpTransport:
                 task.cancel()  # the caller gave up before the request was out
             raise
 
-    async def _send_now(self, pending: PendingRequest, headers: RequestHeaders, body: bytes) -> bool:
+    async def _send_now(
+        self, pending: PendingRequest, headers: RequestHeaders, values: tuple[tuple[str, str], ...], body: bytes
+    ) -> bool:
         """Write the request on an idle connection, its answer watched by the connection; ``False`` if none is idle."""
         send_now = getattr(self._http, "send_now", None)
         if send_now is None:
             return False
         watched = _Watched(pending, headers, body, contextvars.copy_context())
         try:
-            started = send_now("POST", self.url, tuple(headers.values()), body, functools.partial(self._watch, watched))
+            started = send_now("POST", self.url, values, body, functools.partial(self._watch, watched))
         except HttpError as exc:
             raise self._unreachable(exc) from exc
         if started is None:
             return False
-        watched.connection = started[0]
+        connection = watched.connection = started[0]
         self._reading[pending.request_id] = watched
+        if connection.writing:  # out already, or on its way: nothing to wait for
+            return True
         try:
-            await watched.connection.drain(self.timeout)
+            await connection.drain(self.timeout)
         except BaseException as exc:
             watched.cancel()
             self._forget(pending.request_id, watched)
@@ -393,14 +401,13 @@ class HttpTransport:
         """
         if watched.cancelled:
             return True
-        if event == "head" or (event == "complete" and response.status == 200):
-            plain = response.status == 200 and media_type(response) == "application/json"
-            if plain and event == "head":
+        if event == "head":
+            if response.status == 200 and media_type(response) == "application/json":
                 return False  # the body follows
-            if plain and self._resolved(watched.pending, response):
-                self._forget(watched.pending.request_id, watched)
-                watched.connection.done(response)  # read to its end: back to the pool
-                return True
+        elif event == "complete" and self._resolved(watched.pending, response):  # a 200 JSON (else taken at its head)
+            self._forget(watched.pending.request_id, watched)
+            watched.connection.done(response)  # read to its end: back to the pool
+            return True
         self._read_in_task(watched.pending, self._take_over(watched, response), watched.context)
         return True
 

@@ -85,7 +85,7 @@ class Http11Client:
         self._slot_waiters: list[asyncio.Future[None]] = []
         self._targets: dict[str, _Target] = {}
         self._cookies: dict[str, dict[str, str]] = {}
-        self._heads: dict[tuple[_Target, str, Headers], bytes] = {}
+        self._heads: dict[int, tuple[Headers, _Target, str, bytes]] = {}
         """The start of each request head made so far (``_head``), up to ``_HEADS_KEPT``."""
         self._closed = False
 
@@ -152,14 +152,18 @@ class Http11Client:
         The part before the cookies and ``Content-Length`` is made once per target, method and
         headers when the headers come as a tuple (the transport's own, the same every time).
         """
-        key = (target, method, headers) if type(headers) is tuple else None
-        start = self._heads.get(key) if key is not None else None
+        kept = type(headers) is tuple
+        start = None
+        if kept:  # known by identity (hashing the headers would cost more than the lookup saves)
+            entry = self._heads.get(id(headers))
+            if entry is not None and entry[0] is headers and entry[1] is target and entry[2] == method:
+                start = entry[3]
         if start is None:
             start = self._head_start(target, method, headers)
-            if key is not None:
+            if kept:
                 if len(self._heads) >= _HEADS_KEPT:
                     self._heads.clear()
-                self._heads[key] = start
+                self._heads[id(headers)] = (headers, target, method, start)  # headers held: its id stays its own
         parts = [start]
         cookies = self._cookies.get(target.origin[1])
         if cookies:

@@ -319,6 +319,11 @@ class Connection(asyncio.Protocol):
         self.transport.write(data)
         return response
 
+    @property
+    def writing(self) -> bool:
+        """Whether what was written goes out without waiting (the socket's buffer is not full)."""
+        return self._drained is None
+
     async def drain(self, timeout: float) -> None:
         drained = self._drained
         if drained is None:
