@@ -247,12 +247,18 @@ def _body(result: dict[str, Any], request_id: Any = 7, **extra: Any) -> bytes:
 def test_as_sent_takes_a_modern_result_written_compactly_in_toolkits_order() -> None:
     result = _result()
     members = as_sent(_body(result), result, MODERN)
-    assert members == b'{"content":[{"type":"text","text":"[1]"}],"structuredContent":[1]'
+    assert members == (b'{"content":[{"type":"text","text":"[1]"}],"structuredContent":[1]', True)
     errored = _result(isError=True)
     errored.pop("structuredContent")
-    assert as_sent(_body(errored), errored, MODERN) == b'{"content":[{"type":"text","text":"[1]"}],"isError":true'
+    sent = as_sent(_body(errored), errored, MODERN)
+    assert sent == (b'{"content":[{"type":"text","text":"[1]"}],"isError":true', True)
     image = _result(content=[{"type": "image", "data": "AAAA", "mimeType": "image/png"}])
-    assert as_sent(_body(image), image, MODERN) is not None
+    assert as_sent(_body(image), image, MODERN) == (
+        b'{"content":[{"type":"image","data":"AAAA","mimeType":"image/png"}],"structuredContent":[1]',
+        False,  # not text alone: shaped for a legacy caller, not sent on as it is
+    )
+    other = {**result, "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "another", "version": "2"}}}
+    assert as_sent(_body(other), other, MODERN) == members  # the envelope is the server's own, not the last one
 
 
 @pytest.mark.parametrize(

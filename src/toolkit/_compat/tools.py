@@ -317,9 +317,10 @@ _STRUCTURED_MEMBER: Final = b',"structuredContent":'
 _WRAPPER_START: Final = _STRUCTURED_MEMBER + b"{" + pydantic_core.to_json(RESULT_KEY) + b":"
 
 
-def as_sent(body: bytes | None, result: dict[str, Any], version: str) -> bytes | None:
+def as_sent(body: bytes | None, result: dict[str, Any], version: str) -> tuple[bytes, bool] | None:
     """``result``'s members as the upstream wrote them in ``body`` (its response), without the era's
     envelope: ``{`` and the members, no closing brace; ``None`` unless they can be told apart exactly.
+    With them, whether the content is text blocks alone (``plain_text_only``).
 
     Only a 2026-07-28 result written compactly in toolkit's order (``content``, ``structuredContent``,
     ``isError``, then the envelope: ``resultType`` and ``_meta`` holding the server's info alone), whose
@@ -341,7 +342,7 @@ def as_sent(body: bytes | None, result: dict[str, Any], version: str) -> bytes |
     start = body.find(_RESULT_START, len(_RESPONSE_START))
     if start < 0 or not body[len(_RESPONSE_START) : start].isdigit():
         return None
-    envelope = _ENVELOPE_START + pydantic_core.to_json(meta[SERVER_INFO_KEY]) + b"}}"
+    envelope = _envelope(meta[SERVER_INFO_KEY])
     end = len(body) - 1 - len(envelope)
     if body[end : len(body) - 1] != envelope:
         return None
@@ -350,12 +351,26 @@ def as_sent(body: bytes | None, result: dict[str, Any], version: str) -> bytes |
         return None
     content = result["content"]
     if plain_text_only(content):  # what every version carries as it is
-        return members
+        return members, True
     try:
         wire_blocks(content)  # what natural_outcome checks: a block that shapes for no version fails there
     except ValueError:
         return None
-    return members
+    return members, False
+
+
+_LAST_ENVELOPE: list[tuple[Any, bytes]] = [(None, b"")]
+"""The last server info's envelope (an upstream sends the same one every time)."""
+
+
+def _envelope(server_info: Any) -> bytes:
+    """The end of a 2026-07-28 result holding ``server_info`` alone in its ``_meta``, as toolkit writes it."""
+    last = _LAST_ENVELOPE[0]
+    if last[0] == server_info and type(server_info) is dict:
+        return last[1]
+    envelope = _ENVELOPE_START + pydantic_core.to_json(server_info) + b"}}"
+    _LAST_ENVELOPE[0] = (server_info, envelope)
+    return envelope
 
 
 def plain_text_only(content: Any) -> bool:

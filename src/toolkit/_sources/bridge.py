@@ -171,6 +171,11 @@ class Relay:
         self.scope.handlers = {}
         self.scope.on_message = None
 
+    @property
+    def quiet(self) -> bool:
+        """Nothing was relayed (nor dropped): ``flush`` has nothing to wait for."""
+        return self._pump is None and not self.dropped
+
     async def flush(self) -> None:
         """Wait until everything relayed so far has gone out."""
         if self._pump is not None:
@@ -343,7 +348,8 @@ async def _relayed(
         raise _upstream_error(exc, context) from None
     task_id = _task_of(result, form)
     if task_id is None:
-        await relay.flush()
+        if not relay.quiet:
+            await relay.flush()
         if rounds and result.get("resultType") == "input_required":
             asked = result.get("inputRequests")
             if not isinstance(asked, dict) or not asked:

@@ -71,7 +71,9 @@ class _Remote:
         relay: Relay | None = None,
     ) -> dict[str, Any]:
         source = self.source
-        session = await source.session_for(context)
+        session = source.open_session_for(context)
+        if session is None:
+            session = await source.session_for(context)
         return await relayed(
             session,
             method,
@@ -147,9 +149,9 @@ class RemoteTool(_Remote, ToolBase):
         version = self.version
         body, relay.scope.body = relay.scope.body, None
         if body is not None and not self.unwrap:
-            members = as_sent(body, result, version)
-            if members is not None:  # sent on as it came, unless something reads it
-                return AsSent(result, version, self.advertised_output, members)
+            sent = as_sent(body, result, version)
+            if sent is not None:  # sent on as it came, unless something reads it
+                return AsSent(result, version, self.advertised_output, *sent)
         try:
             outcome = natural_outcome(result, self.version, self.advertised_output)
         except ValueError as exc:
@@ -162,6 +164,11 @@ class RemoteTool(_Remote, ToolBase):
                 outcome.content = None  # the wrapper's JSON as text: the engine writes the value's
             outcome.meta = without_wrap_mark(outcome.meta)
         return outcome
+
+
+def _caller(context: Any) -> tuple[str | None, str | None]:
+    """The caller's legacy session id and bearer token, which choose its upstream session."""
+    return getattr(context, "session_id", None), getattr(getattr(context, "access_token", None), "token", None)
 
 
 def _listed(made: RemoteResource | RemoteTemplate, source: ProxySource, entry: dict[str, Any], remote: str) -> None:
@@ -382,9 +389,12 @@ class ProxySource:
         self._listening = None
         await self.upstream.stop()
 
+    def open_session_for(self, context: Any) -> ClientSession | None:
+        """The session for ``context`` when it is open already (``None``: ask ``session_for``)."""
+        return self.upstream.open_session_for(*_caller(context))
+
     async def session_for(self, context: Any) -> ClientSession:
-        token = getattr(context, "access_token", None)
-        return await self.upstream.session_for(getattr(context, "session_id", None), getattr(token, "token", None))
+        return await self.upstream.session_for(*_caller(context))
 
     # --- the snapshot -----------------------------------------------------------------------------
 

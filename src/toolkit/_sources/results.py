@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import pydantic_core
 
-from .._compat.tools import natural_outcome, plain_text_only
+from .._compat.tools import natural_outcome
 from .._content import NO_STRUCTURED, CallOutcome, ContentBlock
 
 _CONTENT: Final[Any] = CallOutcome.__dict__["content"]  # the slots, under AsSent's properties
@@ -27,14 +27,16 @@ class AsSent(CallOutcome):
 
     __slots__ = ("_result", "_schema", "_version")
 
-    def __init__(self, result: dict[str, Any], version: str, schema: dict[str, Any] | None, members: bytes) -> None:
+    def __init__(
+        self, result: dict[str, Any], version: str, schema: dict[str, Any] | None, members: bytes, plain: bool
+    ) -> None:
         self._result: dict[str, Any] | None = result
         self._schema = schema
         self._version = version
         self.structured = result.get("structuredContent", NO_STRUCTURED)
         self.is_error = result.get("isError") is True
         self.meta = None  # as_sent: its _meta holds the envelope's server info alone
-        self.wire = (version, members, plain_text_only(result.get("content")))
+        self.wire = (version, members, plain)  # plain: text blocks alone (as_sent)
 
     def _natural(self) -> None:
         result, self._result = self._result, None

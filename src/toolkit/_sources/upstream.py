@@ -185,14 +185,28 @@ class Upstream:
         self.on_connected(session)
         return session
 
+    def open_session_for(self, session_id: str | None, token: str | None) -> ClientSession | None:
+        """``session_for``'s answer when it is the shared session, open already: nothing to wait for
+        (``None``: ask ``session_for``)."""
+        shared = self._shared
+        if shared is not None and shared.closed_reason is None and self._shares(shared, session_id, token):
+            return shared
+        return None
+
     async def session_for(self, session_id: str | None, token: str | None) -> ClientSession:
         """The session a caller's request goes through (its legacy session id; its bearer token)."""
         shared = await self.shared()
+        if self._shares(shared, session_id, token):
+            return shared
         if self.forward_token and token is not None:
             return await self._own(f"token:{token}", {"Authorization": f"Bearer {token}"})
-        if session_id is None or self.sessions == "shared" or (self.sessions == "auto" and shared.modern):
-            return shared
         return await self._own(f"session:{session_id}", None)
+
+    def _shares(self, shared: ClientSession, session_id: str | None, token: str | None) -> bool:
+        """Whether the caller's request goes through the shared session (else one of its own)."""
+        if self.forward_token and token is not None:
+            return False
+        return session_id is None or self.sessions == "shared" or (self.sessions == "auto" and shared.modern)
 
     async def _own(self, key: str, headers: Mapping[str, str] | None) -> ClientSession:
         held = self._callers.get(key)
