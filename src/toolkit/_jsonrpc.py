@@ -540,14 +540,18 @@ class Correlator:
 
     def resolve(self, response: Response) -> bool:
         """Hand a response to the request waiting for it; ``False`` if none is."""
-        pending = self._pending.get(response.id)
+        return self.settle(response.id, response.result, response.error)
+
+    def settle(self, request_id: RequestId, result: Any, error: dict[str, Any] | None = None) -> bool:
+        """Answer request ``request_id`` with ``result`` (or ``error``); ``False`` if nothing waits for it."""
+        pending = self._pending.get(request_id)
         if pending is None or pending[1].done():
             return False
         method, future = pending
-        if response.error is not None:
-            future.set_exception(self._failure("error", method, response.error))
+        if error is not None:
+            future.set_exception(self._failure("error", method, error))
         else:
-            future.set_result(response.result)
+            future.set_result(result)
         return True
 
     def close(self, reason: str) -> None:

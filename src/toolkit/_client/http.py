@@ -50,7 +50,7 @@ from .._jsonrpc import encode, error_reply
 from .._types import RequestId
 from .._versions import is_modern
 from .exchange import ConnectFailed, HttpClient, HttpError, HttpResponse, HttpTimeout, ReadTimeout, lean_reachable
-from .http_bodies import ACCEPT_BOTH, MalformedMessage, excerpt, media_type, read_limited, read_messages
+from .http_bodies import ACCEPT_BOTH, MalformedMessage, excerpt, media_type, media_type_of, read_limited, read_messages
 from .http_legacy_session import SESSION_ID, LegacySession
 from .sse import EventTooLarge, SseParser
 from .transport import FAILURE_KEY, Deliver, OnClose, TransportClosed, parse_response
@@ -349,8 +349,12 @@ class HttpTransport:
         pending = PendingRequest(request_id, headers, legacy)
         pending.session = "mcp-session-id" in request_headers
         body = encode(message)
-        direct = self._resolve is not None and self.read_timeout is None
-        if direct and await self._send_now(pending, request_headers, values, body):
+        watched = None
+        if self._resolve is not None and self.read_timeout is None:
+            watched = self._write_now(pending, request_headers, values, body)
+        if watched is not None:
+            if not watched.connection.writing:  # the socket's buffer is full: wait for room
+                await self._drain(watched)
             return
         loop = asyncio.get_running_loop()
         sent: asyncio.Future[None] = loop.create_future()
@@ -363,36 +367,37 @@ class HttpTransport:
                 task.cancel()  # the caller gave up before the request was out
             raise
 
-    async def _send_now(
+    def _write_now(
         self, pending: PendingRequest, headers: RequestHeaders, values: tuple[tuple[str, str], ...], body: bytes
-    ) -> bool:
-        """Write the request on an idle connection, its answer watched by the connection; ``False`` if none is idle."""
+    ) -> _Watched | None:
+        """Write the request on an idle connection, its answer watched by the connection; ``None`` if none is idle."""
         send_now = getattr(self._http, "send_now", None)
         if send_now is None:
-            return False
+            return None
         watched = _Watched(pending, headers, body, contextvars.copy_context())
         try:
             started = send_now("POST", self.url, values, body, functools.partial(self._watch, watched))
         except HttpError as exc:
             raise self._unreachable(exc) from exc
         if started is None:
-            return False
-        connection = watched.connection = started[0]
+            return None
+        watched.connection = started[0]
         self._reading[pending.request_id] = watched
-        if connection.writing:  # out already, or on its way: nothing to wait for
-            return True
+        return watched
+
+    async def _drain(self, watched: _Watched) -> None:
+        """Until a request written with ``_write_now`` is out (the connection is closed if it cannot be)."""
         try:
-            await connection.drain(self.timeout)
+            await watched.connection.drain(self.timeout)
         except BaseException as exc:
             watched.cancel()
-            self._forget(pending.request_id, watched)
+            self._forget(watched.pending.request_id, watched)
             if isinstance(exc, HttpError):
                 raise self._unreachable(exc) from exc
             raise
-        return True
 
     def _watch(self, watched: _Watched, response: Http11Response, event: Event) -> bool:
-        """Called by the connection of a request sent with ``_send_now``: ``True`` once the response is taken over.
+        """Called by the connection of a request sent with ``_write_now``: ``True`` once the response is taken over.
 
         A complete ``200`` JSON body that is our request's response goes to the session at once;
         while it arrives, nothing is done. Anything else goes to a task that reads it as
@@ -402,7 +407,7 @@ class HttpTransport:
         if watched.cancelled:
             return True
         if event == "head":
-            if response.status == 200 and media_type(response) == "application/json":
+            if response.status == 200 and media_type_of(response.headers.get("content-type")) == "application/json":
                 return False  # the body follows
         elif event == "complete" and self._resolved(watched.pending, response):  # a 200 JSON (else taken at its head)
             self._forget(watched.pending.request_id, watched)
@@ -423,10 +428,10 @@ class HttpTransport:
         if not isinstance(message, dict) or message.get("id") != pending.request_id:
             return False
         assert self._resolve is not None
-        session_id = response.header("mcp-session-id")
+        session_id = response.headers.get("mcp-session-id") if pending.legacy else None
         if not self._resolve(message):
             return False
-        if session_id is not None and pending.legacy:
+        if session_id is not None:
             self.session_id = session_id
         pending.answered = True
         return True

@@ -167,19 +167,12 @@ class Http11Response:
             if not waiter.done():
                 waiter.set_result(None)
 
-    def feed(self, body: bytes) -> None:
-        if body:
-            self._chunks.append(body)
-            self._buffered += len(body)
-            if self._buffered > HIGH_WATER:
-                self._connection.pause_reading()
-                self.tell("full")
-            self.wake()
-
     def finish(self) -> None:
         self.complete = True
-        self.wake()
-        self.tell("complete")
+        if self._waiter is not None:
+            self.wake()
+        if self.watcher is not None:
+            self.tell("complete")
 
     def fail(self, error: BaseException) -> None:
         if self._error is None and not self.complete:
@@ -298,13 +291,24 @@ class Connection(asyncio.Protocol):
             and "chunked" not in headers.get("transfer-encoding", "").lower()
         )
         response.keep_alive = self.parser.should_keep_alive() and not response.until_close
-        self.pool.remember_cookies(self.origin[1], response)
-        response.wake()
-        response.tell("head")
+        if response.cookies:
+            self.pool.remember_cookies(self.origin[1], response)
+        if response._waiter is not None:
+            response.wake()
+        if response.watcher is not None:
+            response.tell("head")
 
     def on_body(self, body: bytes) -> None:
-        assert self.response is not None
-        self.response.feed(body)
+        response = self.response
+        assert response is not None
+        if body:
+            response._chunks.append(body)
+            response._buffered += len(body)
+            if response._buffered > HIGH_WATER:
+                self.pause_reading()
+                response.tell("full")
+            if response._waiter is not None:
+                response.wake()
 
     def on_message_complete(self) -> None:
         response = self.response

@@ -38,8 +38,12 @@ class MalformedMessage(ValueError):
 
 def media_type(response: HttpResponse) -> str:
     """The media type of the answer, lower case, without its parameters (``""``: none)."""
-    value = response.header("content-type") or ""
-    return value.split(";", 1)[0].strip().lower()
+    return media_type_of(response.header("content-type"))
+
+
+def media_type_of(content_type: str | None) -> str:
+    """The media type a ``Content-Type`` value names, lower case, without its parameters (``""``: none)."""
+    return (content_type or "").split(";", 1)[0].strip().lower()
 
 
 async def read_limited(response: HttpResponse, limit: int) -> bytes | None:

@@ -32,7 +32,7 @@ from .._errors import (
     SchemaError,
 )
 from .._headers import PROTOCOL_VERSION, ParamPaths, for_request
-from .._jsonrpc import Correlator, Response
+from .._jsonrpc import Correlator
 from .._methods import named_field
 from .._schema.headers import header_params
 from .._types import (
@@ -310,7 +310,7 @@ class ClientSession:
                 sent = self._with_meta(given, meta, token)
                 headers = self._headers_for(method, sent)
                 response = await self.exchange(method, sent, seconds, headers, subscription, scope)
-                if attempt or not negotiation.agreed_again(self, response):
+                if attempt or "error" not in response or not negotiation.agreed_again(self, response):
                     return response
             raise AssertionError("unreachable: the second attempt returns")  # pragma: no cover
         finally:
@@ -387,29 +387,31 @@ class ClientSession:
         if not self._connected:
             await self.connect()  # a pinned session used raw, without open()
         send: Callable[[dict[str, Any]], Awaitable[None]]
+        filed: list[RequestId] = []
         if subscription is not None:
             send = self._subscribing(subscription, headers)
         elif scope is not None:
-            send = self._scoped(scope, headers)
+            send = self._scoped(scope, headers, filed)
         else:
             send = functools.partial(self.transport.send, headers=headers)
         abandoned = None if method == "initialize" else self._abandoned  # initialize is never cancelled
         try:
             response: dict[str, Any] = await self._requests.request(method, params, send, timeout, abandoned)
         finally:
-            if scope is not None:
-                for request_id in [key for key, value in self._scopes.items() if value is scope]:
-                    del self._scopes[request_id]
+            for request_id in filed:
+                self._scopes.pop(request_id, None)
         return response
 
     def _scoped(
-        self, scope: CallScope, headers: Mapping[str, str] | None
+        self, scope: CallScope, headers: Mapping[str, str] | None, filed: list[RequestId]
     ) -> Callable[[dict[str, Any]], Awaitable[None]]:
-        """A ``send`` that files ``scope`` under the request's id, and marks what the transport delivers for it."""
+        """A ``send`` that files ``scope`` under the request's id (noted in ``filed``), and marks what the
+        transport delivers for it."""
 
         async def send(message: dict[str, Any]) -> None:
             request_id = message["id"]
             self._scopes[request_id] = scope
+            filed.append(request_id)
             scope.body = None  # the text of this request's response, if the transport keeps it
             sending = _SENDING.set(request_id)
             try:
@@ -484,7 +486,7 @@ class ClientSession:
                 scope.body = body
         if self._subscriptions:
             self._subscriptions.pop(message_id, None)  # the server ended the subscription
-        if not self._requests.resolve(Response(message_id, message, None)):
+        if not self._requests.settle(message_id, message):
             logger.debug("a response nothing waits for: %r", message)
         return True
 
@@ -584,7 +586,9 @@ class ClientSession:
             if "error" in response:
                 raise_failure(response)
                 raise ClientError(response["error"])
-            result = _result_of(method, response)
+            result = response.get("result")
+            if type(result) is not dict:
+                result = _result_of(method, response)  # fails, saying why
             if result.get("resultType") != "input_required" or not follow:
                 return result
             asked = result.get("inputRequests") or {}
