@@ -98,7 +98,8 @@ class Relay:
     def __init__(self, context: RelayContext, what: str) -> None:
         self.context = context
         self.what = what
-        self._pending: collections.deque[Any] = collections.deque()
+        self._pending: collections.deque[Any] | None = None
+        """What waits to be relayed, in order; made by the first (most calls relay nothing)."""
         self._pump: asyncio.Task[None] | None = None
         self.dropped = 0
         self.scope = CallScope(_Askers(self), self._notified)
@@ -134,6 +135,8 @@ class Relay:
         At most ``MAX_PENDING`` wait for a caller slower than its upstream; past that, what comes
         is dropped (counted, and logged when the call ends) rather than held without bound.
         """
+        if self._pending is None:
+            self._pending = collections.deque()
         if len(self._pending) >= MAX_PENDING:
             self.dropped += 1
             return
@@ -142,8 +145,9 @@ class Relay:
             self._pump = asyncio.ensure_future(self._relay_pending())
 
     async def _relay_pending(self) -> None:
-        while self._pending:
-            make = self._pending.popleft()
+        pending = self._pending
+        while pending:
+            make = pending.popleft()
             try:
                 await make()
             except Exception as exc:  # the caller went away: nothing to relay to
@@ -271,8 +275,10 @@ def may_wait(context: RelayContext) -> bool:
 
 def caller_capabilities(context: RelayContext, *, task: bool = False) -> dict[str, Any]:
     """What a modern upstream is told the client can do: the caller's questions (and tasks, for ``task``)."""
-    declared = context.client_capabilities or {}
-    capabilities = {name: declared[name] for name in QUESTIONS if isinstance(declared.get(name), dict)}
+    declared = context.client_capabilities
+    capabilities = (
+        {name: declared[name] for name in QUESTIONS if isinstance(declared.get(name), dict)} if declared else {}
+    )
     if task:
         capabilities["extensions"] = {TASKS_EXTENSION: {}}
     return capabilities
@@ -330,8 +336,9 @@ async def _relayed(
     meta: dict[str, Any] | None = None
     if session.modern:
         meta = {CLIENT_CAPABILITIES_KEY: caller_capabilities(context, task=form == "extension")}
-        if context.log_level is not None:  # the caller's level: an upstream logs only what someone reads
-            meta[LOG_LEVEL_KEY] = context.log_level
+        level = context.log_level
+        if level is not None:  # the caller's level: an upstream logs only what someone reads
+            meta[LOG_LEVEL_KEY] = level
     if form == "experimental":
         params = {**params, "task": {}}
     try:
