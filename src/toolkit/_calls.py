@@ -67,6 +67,8 @@ class Calls:
         self.services = Services(settings, owner, lifespan_state, self.read_resource)
         self.pipeline: Pipeline | None = None
         """The middleware (set by ``Engine.use``); ``None``: none, the plain path."""
+        self._closings: dict[str, bytes] = {}
+        """The end of a spliced result, by protocol version (``_closing``)."""
 
     async def tools_call(self, inbound: InboundRequest) -> dict[str, Any] | Raw:
         params = inbound.params
@@ -129,10 +131,18 @@ class Calls:
         if unseen and wire is not None:  # a proxied result, sent on as it came (as the caller's version has it)
             members = wire[1] if wire[0] == inbound.version else _compat.members_for(*wire[1:], inbound.version, shape)
             if members is not None:
-                envelope = encode(self.envelop({}, inbound))
-                return Raw(members + (b"}" if envelope == b"{}" else b"," + envelope[1:]))
+                return Raw(members + self._closing(inbound))
         result = _compat.call_result(outcome, shape, inbound.version, unseen=unseen)
         return self.envelop(result, inbound)
+
+    def _closing(self, inbound: InboundRequest) -> bytes:
+        """What follows a spliced result's members: the era's envelope and the closing brace (made once
+        per version: the server's info is)."""
+        closing = self._closings.get(inbound.version)
+        if closing is None:
+            envelope = encode(self.envelop({}, inbound))
+            closing = self._closings[inbound.version] = b"}" if envelope == b"{}" else b"," + envelope[1:]
+        return closing
 
     async def _call(
         self, inbound: InboundRequest, tool: ToolBase, arguments: dict[str, Any], context: Context
