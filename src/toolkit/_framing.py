@@ -21,6 +21,12 @@ class FrameSplitter:
         self._discarding = False
 
     def feed(self, chunk: bytes) -> list[bytes | None]:
+        if not self._buffer and not self._discarding:
+            newline = chunk.find(b"\n")
+            if newline >= 0 and newline == len(chunk) - 1:  # one whole line, the common case: no copy into the buffer
+                if newline > self.max_bytes:
+                    return [None]
+                return [chunk[: newline - 1] if chunk.endswith(b"\r\n") else chunk[:newline]]
         frames: list[bytes | None] = []
         start = 0
         while True:

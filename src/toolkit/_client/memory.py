@@ -51,6 +51,9 @@ class MemoryTransport:
     answers, or the caller cancels, which cancels the request as a disconnect would).
     """
 
+    sends_headers: Final = False
+    """The engine takes the message alone: the session makes no HTTP headers for it."""
+
     def __init__(
         self, engine: InProcessEngine, connection: Any = None, *, access_token: Any = None, http_status: bool = False
     ) -> None:

@@ -144,6 +144,8 @@ class ClientSession:
         if protocol_version != AUTO and not is_known(protocol_version):
             raise ValueError(f"unknown protocol version {protocol_version!r}")
         self.transport = transport
+        self._sends_headers: bool = getattr(transport, "sends_headers", True)
+        """Whether the transport sends anything beside a message (HTTP's headers; not stdio's pipe)."""
         self.requested_version = protocol_version
         self.handlers = {method: handler for method, handler in (handlers or {}).items() if handler is not None}
         if capabilities is None:
@@ -354,6 +356,8 @@ class ClientSession:
         The same method and name without ``Mcp-Param-*`` headers get the same headers every time:
         made once, kept (the transports only read them), for every name up to ``_HEADERS_KEPT``.
         """
+        if not self._sends_headers:
+            return None
         version = self.protocol_version
         if not self.modern or version is None:
             return self._legacy_headers

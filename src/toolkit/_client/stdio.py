@@ -106,6 +106,9 @@ class StdioTransport:
     ``shutdown_timeout``: how long ``close`` waits for the child at each step.
     """
 
+    sends_headers: Final = False
+    """A pipe carries the message alone: the session makes no HTTP headers for it."""
+
     def __init__(
         self,
         command: str | Sequence[str | os.PathLike[str]],
