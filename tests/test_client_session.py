@@ -198,6 +198,31 @@ async def test_modern_requests_carry_the_meta_and_the_routing_headers() -> None:
     assert headers == {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "count"}
 
 
+class Headless(Recording):
+    """A transport that sends the message alone (as stdio and the memory transport do)."""
+
+    sends_headers = False
+
+    async def send(self, message: dict[str, Any], *, headers: Mapping[str, str] | None = None) -> None:
+        assert headers is None, f"headers made for a transport that sends none: {headers!r}"
+        await super().send(message, headers=headers)
+
+
+@pytest.mark.parametrize("version", [MODERN, "2025-06-18"])
+async def test_a_transport_that_sends_no_headers_is_handed_none(version: str) -> None:
+    async with opened(make_server(), wrap=Headless, protocol_version=version, handlers=HANDLERS) as (
+        session,
+        transport,
+    ):
+        await session.call_tool("count", meta={"progressToken": "p"})
+        await session.notify("notifications/roots/list_changed")
+    assert [message.get("method") for message, _ in transport.sent][-2:] == [
+        "tools/call",
+        "notifications/roots/list_changed",
+    ]
+    assert all(headers == {} for _, headers in transport.sent)
+
+
 @pytest.mark.parametrize("version", LEGACY)
 async def test_a_pinned_legacy_version_opens_with_initialize(version: str) -> None:
     async with opened(make_server(), protocol_version=version, log_level="error") as (session, transport):

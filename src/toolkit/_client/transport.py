@@ -62,7 +62,11 @@ def parse_response(text: bytes) -> Any:
 
 
 class Transport(Protocol):
-    """One connection to one server, as ``ClientSession`` drives it."""
+    """One connection to one server, as ``ClientSession`` drives it.
+
+    ``send``'s ``headers`` are what an HTTP transport sends beside the message; a transport with a
+    class attribute ``sends_headers = False`` (stdio, in memory) is handed none.
+    """
 
     async def open(self, deliver: Deliver, *, on_close: OnClose | None = None) -> None: ...
 
