@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 from typing import Any
 
 import pydantic_core
@@ -23,7 +24,7 @@ from toolkit._compat.tools import ToolShape
 from toolkit._content import CallOutcome
 from toolkit._json_pieces import PIECE_BYTES, STREAM_ABOVE, Streamed, json_pieces
 from toolkit._jsonrpc import Reply, encode_result
-from toolkit._transports.stdio import StdioServer
+from toolkit._transports.stdio import _WRITE_CHUNK, StdioServer, _pipe_writer
 from toolkit.middleware import CallNext, McpRequest, Middleware
 
 MODERN = "2026-07-28"
@@ -280,6 +281,61 @@ async def test_nothing_lands_between_two_pieces_of_a_big_reply() -> None:
     assert pipe.writes > len(messages), "the big reply went out in pieces"
     big = next(line for line in lines if line.startswith(b'{"jsonrpc":"2.0","id":1,'))
     assert big == expected_line(big)
+
+
+async def _lines_from(read_fd: int, count: int) -> list[bytes]:
+    """The first ``count`` lines written to the pipe ``read_fd``, read as they come."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=16 * 1024 * 1024)
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
+    )
+    try:
+        return [(await reader.readline()).rstrip(b"\n") for _ in range(count)]
+    finally:
+        transport.close()
+
+
+@pytest.mark.parametrize("size", [3 * _WRITE_CHUNK, _WRITE_CHUNK, _WRITE_CHUNK - 1])
+@pytest.mark.parametrize("how", ["notification", "reply"])
+async def test_a_message_written_in_pieces_is_written_whole_though_its_sender_is_cancelled(how: str, size: int) -> None:
+    # Nobody reads the pipe at first: it fills, and the sender waits on a piece's drain. Cancelled
+    # there (its request was), the rest of its line must still go out, or every message after it
+    # is garbage. A message of _WRITE_CHUNK bytes is two pieces with its newline (the second the
+    # newline alone); one byte less, one piece.
+    server = big_server()
+    read_fd, write_fd = os.pipe()
+    try:
+        write, close = await _pipe_writer(write_fd)
+    finally:
+        os.close(write_fd)  # the writer holds a duplicate
+    stdio = StdioServer(server.engine, write, running=server.running)
+    data = "x" * (size - len(message("")))
+    if how == "notification":
+        sending = asyncio.create_task(stdio.send(pydantic_core.from_json(message(data))))
+    else:
+        sending = asyncio.create_task(stdio._finish(Reply(message(data))))
+    try:
+        for _ in range(10):  # to its first drain: the pipe holds 64 KiB
+            await asyncio.sleep(0)
+        assert not sending.done()
+        sending.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await sending
+        reading = asyncio.create_task(_lines_from(read_fd, 2))
+        await stdio.send(pydantic_core.from_json(message("after")))
+        await stdio.send(pydantic_core.from_json(message("after")))  # a line cut short runs into this one
+        first, second = await reading
+    finally:
+        close()
+    assert len(first) == size
+    assert first == message(data)
+    assert second == message("after")
+
+
+def message(data: str) -> bytes:
+    """A log notification carrying ``data``, as the stdio transport writes it (without its newline)."""
+    return b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"%s"}}' % (data.encode())
 
 
 async def test_a_result_that_fails_to_encode_part_way_gets_an_internal_error() -> None:

@@ -19,7 +19,7 @@ import selectors
 import signal
 import stat
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Final
 
 from .._errors import INVALID_REQUEST
@@ -62,11 +62,15 @@ class StdioServer:
         )
 
     async def send(self, message: dict[str, Any]) -> None:
-        if not self._streaming.locked():
-            await self._write(encode(message) + b"\n")
+        line = encode(message) + b"\n"
+        if len(line) <= _WRITE_CHUNK and not self._streaming.locked():
+            await self._write(line)  # handed to the pipe's transport whole, before any await
             return
-        async with self._streaming:  # a big reply is being written piece by piece: after it
-            await self._write(encode(message) + b"\n")
+        await self._write_apart(self._write_line(line))
+
+    async def _write_line(self, line: bytes) -> None:
+        async with self._streaming:  # after the big reply or message being written, if any
+            await self._write(line)
 
     async def serve(self, read: Callable[[int], Awaitable[bytes]], stop: asyncio.Event | None = None) -> None:
         """Serve until ``read`` returns ``b""`` (end of input) or ``stop`` is set."""
@@ -135,15 +139,18 @@ class StdioServer:
     async def _finish(self, reply: Reply | None) -> None:
         if reply is None:  # cancelled by the client, and the spec says no response
             return
-        if not reply.streamed and not self._streaming.locked() and len(reply.body) <= _WRITE_CHUNK:
+        if not reply.streamed and not self._streaming.locked() and len(reply.body) < _WRITE_CHUNK:
             await self._write(reply.body + b"\n")  # handed to the pipe's transport whole, before any await
             return
-        # Written in awaits: a cancellation of the request (its client's, or the drain's) must not
-        # cut the line, or every message after it is garbage. The write is a task of its own, and
-        # the drain waits for it.
-        writing = asyncio.get_running_loop().create_task(self._write_reply(reply))
-        self.lifecycle.track(writing)
-        await asyncio.shield(writing)
+        await self._write_apart(self._write_reply(reply))
+
+    async def _write_apart(self, writing: Coroutine[Any, Any, None]) -> None:
+        """Write in a task of its own, and wait for it: a line written in awaits (in pieces, or after
+        another) must not be cut by a cancellation of its sender (its client's, or the drain's), or
+        every message after it is garbage. The drain waits for the task."""
+        task = asyncio.get_running_loop().create_task(writing)
+        self.lifecycle.track(task)
+        await asyncio.shield(task)
 
     async def _write_reply(self, reply: Reply) -> None:
         """A big reply, piece by piece (each written while the next is made), nothing else between them;
@@ -235,7 +242,12 @@ def _file_reader(fd: int) -> Callable[[int], Awaitable[bytes]]:
     return read
 
 
-async def _pipe_writer(fd: int) -> Write:
+def _nothing() -> None:
+    return None
+
+
+async def _pipe_writer(fd: int) -> tuple[Write, Callable[[], None]]:
+    """How to write to ``fd`` (a pipe, a socket, a file), and how to close what that opened."""
     loop = asyncio.get_running_loop()
     try:
         transport, protocol = await loop.connect_write_pipe(
@@ -259,7 +271,7 @@ async def _pipe_writer(fd: int) -> Write:
                     writer.write(view[start : start + _WRITE_CHUNK])
                     await writer.drain()
 
-        return write
+        return write, transport.close
     except (ValueError, OSError):  # a regular file: plain blocking writes are fine
 
         async def write_blocking(data: bytes | memoryview) -> None:
@@ -268,7 +280,7 @@ async def _pipe_writer(fd: int) -> Write:
                 written = os.write(fd, view)
                 view = view[written:]
 
-        return write_blocking
+        return write_blocking, _nothing
 
 
 async def serve_stdio(
@@ -281,7 +293,7 @@ async def serve_stdio(
 ) -> None:
     """Serve ``engine`` on this process's stdin/stdout until EOF or SIGTERM."""
     with _protocol_stdout() as out_fd:
-        write = await _pipe_writer(out_fd)
+        write, close = await _pipe_writer(out_fd)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -296,10 +308,13 @@ async def serve_stdio(
             shutdown_grace=shutdown_grace,
         )
         stdin = sys.stdin.fileno()
-        if stat.S_ISREG(os.fstat(stdin).st_mode) or not _pollable(stdin):
-            await server.serve(_file_reader(stdin), stop)
-        else:
-            await server.serve_pipe(stdin, stop)
+        try:
+            if stat.S_ISREG(os.fstat(stdin).st_mode) or not _pollable(stdin):
+                await server.serve(_file_reader(stdin), stop)
+            else:
+                await server.serve_pipe(stdin, stop)
+        finally:
+            close()  # the pipe's transport: closed once what it still holds is written
 
 
 def run_stdio(engine: EngineFacing, **options: Any) -> None:
