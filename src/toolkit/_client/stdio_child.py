@@ -6,10 +6,10 @@ its stdout, one per line; it MAY write anything to its stderr, its logs).
 
 - stdout: on POSIX a pipe of the transport's own (``stdout_protocol``), read from the loop's
   callback itself (through the subprocess transport, every read would come a loop pass later:
-  asyncio hands a subprocess's pipe callbacks on with ``call_soon``); a response to a request
-  waiting alone goes to the session from there (``direct``). The rest is
-  split into lines by ``_framing.FrameSplitter`` as the bytes arrive and queued for the
-  transport's reader (``frames``, ``more()``). A line that grows past ``max_frame_bytes`` without
+  asyncio hands a subprocess's pipe callbacks on with ``call_soon``). Split into lines by
+  ``_framing.FrameSplitter`` as the bytes arrive; while the transport's reader waits with nothing
+  queued, the responses at the head go to the session from there (``direct``), and the rest is
+  queued for the reader (``frames``, ``more()``). A line that grows past ``max_frame_bytes`` without
   a newline is cut off at once (a ``None`` in ``frames``) and nothing more is kept. While more
   than ``PAUSE_AT_BYTES`` wait to be delivered, the pipe is not read: the child's writes block,
   so a flooding server is held back instead of filling this process's memory.
