@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import os
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -79,3 +83,28 @@ def mcp_cli() -> Iterator[Callable[..., Any]]:
 
     with contextlib.ExitStack() as stack:
         yield lambda app, *args, **options: stack.enter_context(cli_server(app, *args, **options))
+
+
+# --- uvloop: TOOLKIT_TEST_LOOP=uvloop runs the async tests on uvloop's event loop ---------------------
+# scripts/install puts uvloop in .venv/uvloop, outside site-packages: uvicorn picks uvloop whenever it
+# can import it, and the rest of the suite and the benchmark keep asyncio's loop. scripts/test runs the
+# client, gateway and transport tests again this way; a test about asyncio's own loop (its internals, or
+# the wording of its errors) is marked ``asyncio_loop`` and stays on asyncio's loop.
+UVLOOP_DIR = Path(__file__).resolve().parent.parent / ".venv" / "uvloop"
+
+TEST_LOOP = os.environ.get("TOOLKIT_TEST_LOOP") or "asyncio"
+if TEST_LOOP not in ("asyncio", "uvloop"):
+    raise pytest.UsageError(f"TOOLKIT_TEST_LOOP={TEST_LOOP!r}: it takes asyncio (the default) or uvloop")
+
+if TEST_LOOP == "uvloop":
+    if not (UVLOOP_DIR / "uvloop").is_dir():
+        raise pytest.UsageError(f"TOOLKIT_TEST_LOOP=uvloop: uvloop is not in {UVLOOP_DIR}; run scripts/install")
+    sys.path.insert(0, str(UVLOOP_DIR))
+    # The servers the tests start inherit it, so uvicorn serves them on uvloop too.
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(UVLOOP_DIR), os.environ.get("PYTHONPATH")]))
+    import uvloop
+
+    def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict[str, Any]:
+        if item.get_closest_marker("asyncio_loop"):
+            return {"asyncio": asyncio.new_event_loop}
+        return {"uvloop": uvloop.new_event_loop}

@@ -27,7 +27,7 @@ import asyncio
 import collections
 import contextlib
 from collections.abc import Callable
-from typing import Final
+from typing import Final, cast
 
 from .._framing import FrameSplitter
 
@@ -75,12 +75,10 @@ class ChildProtocol(asyncio.SubprocessProtocol):
     # --- the event loop's calls ---------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.SubprocessTransport)
-        self.process = transport
-        stdin = transport.get_pipe_transport(0)
-        assert isinstance(stdin, asyncio.WriteTransport)
-        self.stdin = stdin
-        if transport.get_pipe_transport(2) is None:
+        # A cast, not an isinstance check: uvloop's transports are not registered with asyncio's ABCs.
+        process = self.process = cast(asyncio.SubprocessTransport, transport)
+        self.stdin = cast(asyncio.WriteTransport, process.get_pipe_transport(0))
+        if process.get_pipe_transport(2) is None:
             self._stderr_ended = True
             self._stderr_closed.set_result(None)
 
@@ -166,9 +164,7 @@ class ChildProtocol(asyncio.SubprocessProtocol):
         if self.stdout_transport is not None:
             return self.stdout_transport
         assert self.process is not None
-        pipe = self.process.get_pipe_transport(1)
-        assert isinstance(pipe, asyncio.ReadTransport)
-        return pipe
+        return cast(asyncio.ReadTransport, self.process.get_pipe_transport(1))
 
     def resume_if_drained(self) -> None:
         if self.paused and self.queued_bytes <= PAUSE_AT_BYTES // 2:
@@ -249,8 +245,7 @@ class _StdoutPipe(asyncio.Protocol):
         self.child = child
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.ReadTransport)
-        self.child.stdout_transport = transport
+        self.child.stdout_transport = cast(asyncio.ReadTransport, transport)  # uvloop's: see ChildProtocol
 
     def data_received(self, data: bytes) -> None:
         self.child.stdout_received(data)
