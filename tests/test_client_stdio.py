@@ -280,6 +280,7 @@ for line in sys.stdin:
 """
 
 
+@pytest.mark.asyncio_loop  # counts asyncio's own loop passes (uvloop's run in C)
 async def test_a_response_is_taken_in_the_loop_pass_that_reads_it() -> None:
     """The child's stdout is read by the transport itself: a response resolves its request from the
     read's own callback, so a request costs two loop passes (the read, the caller resumed), not three

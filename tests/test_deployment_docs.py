@@ -287,6 +287,7 @@ def json_block_with(needle: str) -> dict[str, Any]:
     return document
 
 
+@pytest.mark.asyncio_loop  # the page shows asyncio's wording of the refused connection
 async def test_the_503_body_names_the_store_as_toolkit_does() -> None:
     port = free_port()
     store = RedisStore(f"redis://127.0.0.1:{port}/0", timeout=2.0)
