@@ -426,7 +426,7 @@ async def test_prepare_gives_the_app_with_its_tools_page(tmp_path: Path) -> None
     [
         ("x = (\n", "dev_bad.py:1", "SyntaxError"),
         ("from toolkit import Server\nserver = Server('x')\n\n1 / 0\n", "dev_bad.py:4", "ZeroDivisionError"),
-        ("from toolkit import Server\nother = Server('x')\n", None, "has no attribute 'server'"),
+        ("from toolkit import Server\none = Server('x')\ntwo = Server('y')\n", None, "has no attribute 'server'"),
         ("from toolkit import Server\nserver = Server('x', page_size=0)\n", "dev_bad.py:2", "page_size"),
     ],
     ids=["syntax", "exception", "no-server", "refused-argument"],

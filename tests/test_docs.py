@@ -384,11 +384,17 @@ def test_cli_reference_documents_every_flag() -> None:
     assert flags(documented) <= flags(helped), "docs/cli.md documents a flag toolkit does not have"
 
 
-def test_cli_reference_error_message(trips: Path) -> None:
-    (shown,) = [block.code.strip() for block in blocks_of("cli.md", "text") if block.code.startswith("toolkit: ")]
+def test_cli_reference_error_messages(trips: Path) -> None:
+    wrong_name, several = [
+        block.code.strip() for block in blocks_of("cli.md", "text") if block.code.startswith("toolkit: ")
+    ]
     failed = run_shell(".venv/bin/toolkit tools server.py:app", trips)
     assert failed.returncode == 2
-    assert failed.stderr.strip() == shown
+    assert failed.stderr.strip() == wrong_name
+    (trips / "app.py").write_text("from toolkit import Server\n\nnotes = Server('notes')\ntodos = Server('todos')\n")
+    failed = run_shell(".venv/bin/toolkit tools app.py", trips)
+    assert failed.returncode == 2
+    assert failed.stderr.strip() == several
 
 
 def test_cli_reference_commands(trips: Path) -> None:

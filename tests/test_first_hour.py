@@ -344,6 +344,62 @@ def test_a_directory_as_app_is_called_one_and_the_files_in_it_named(tmp_path: Pa
     )
 
 
+NAMED_MCP = """\
+from toolkit import Server
+
+mcp = Server("notes")
+also_mcp = mcp
+
+
+@mcp.tool
+def add(a: int, b: int) -> int:
+    return a + b
+"""
+
+TWO_SERVERS = """\
+from toolkit import Server
+
+notes = Server("notes")
+todos = Server("todos")
+"""
+
+
+def test_a_file_whose_one_server_is_not_called_server_is_served(
+    tmp_path: Path, stdio_client: Callable[..., StdioClient]
+) -> None:
+    # It was "app.py has no attribute 'server'; it has mcp": FastMCP users name it mcp.
+    (tmp_path / "app.py").write_text(NAMED_MCP)
+    listed = toolkit("tools", "app.py", cwd=tmp_path)
+    assert listed.returncode == 0, listed
+    assert [tool["name"] for tool in json.loads(listed.stdout)] == ["add"]
+    called = toolkit("call", "app.py", "add", "a=1", "b=2", cwd=tmp_path)
+    assert called.returncode == 0, called
+    assert json.loads(called.stdout)["structuredContent"] == 3
+    client = stdio_client("app.py", cwd=tmp_path)
+    client.use_modern()
+    assert [tool["name"] for tool in client.result("tools/list")["tools"]] == ["add"]
+    assert client.result("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})["structuredContent"] == 3
+    assert client.close() == 0
+
+
+@pytest.mark.parametrize("command", ["tools", "run"])
+def test_a_file_with_several_servers_and_none_called_server_asks_which(tmp_path: Path, command: str) -> None:
+    (tmp_path / "app.py").write_text(TWO_SERVERS)
+    done = toolkit(command, "app.py", cwd=tmp_path)
+    assert done.returncode == 2, done
+    assert done.stderr == "toolkit: app.py has no attribute 'server'; it has notes, todos. Say which: app.py:NAME\n"
+    picked = toolkit("tools", "app.py:todos", cwd=tmp_path)
+    assert (picked.returncode, json.loads(picked.stdout)) == (0, []), picked
+
+
+def test_a_name_given_is_the_name_used(tmp_path: Path) -> None:
+    # The one Server is found only when no name is given: a wrong name is still an error.
+    (tmp_path / "app.py").write_text(NAMED_MCP)
+    done = toolkit("tools", "app.py:server", cwd=tmp_path)
+    assert done.returncode == 2, done
+    assert done.stderr == "toolkit: app.py has no attribute 'server'; it has mcp, also_mcp. Use app.py:NAME\n"
+
+
 def test_python_server_py_without_a_main_block_says_why_it_ended(tmp_path: Path) -> None:
     # It exited 0 in silence; an MCP host showed only "Connection closed".
     (tmp_path / "trips.py").write_text(RUNS_AT_IMPORT.replace("server.run()\n", ""))

@@ -46,23 +46,28 @@ Target: TypeAlias = "Server | McpApp | HostApp"
 
 
 def load_target(spec: str) -> Target:
-    """Load ``path/to/app.py:attr`` or ``package.module:attr`` (``attr`` defaults to ``server``).
+    """Load ``path/to/app.py:attr`` or ``package.module:attr``.
 
     ``attr`` may name a ``Server``, an app made by ``server.http_app(...)`` (to serve it with
     the HTTP options it was built with), another ASGI app mounting one (served as it is, its
-    lifespan run), or a function returning any of them.
+    lifespan run), or a function returning any of them. Without ``attr``: the module's
+    ``server``, or, when it has none, its one ``Server`` (``mcp = Server(...)``, as FastMCP
+    users name it); several are refused, naming them.
     """
     target, _, attr = spec.partition(":")
-    attr = attr or "server"
     module = _import_refusing_run(target)
     try:
-        obj = getattr(module, attr)
+        obj = getattr(module, attr or "server")
     except AttributeError:
         if is_plain_directory(target):  # a directory taken for a namespace package
             raise AppNotFound(not_a_file(target, Path(target).resolve())) from None
-        found = [name for name, value in vars(module).items() if isinstance(value, Server)]
+        found = _servers_of(module)
+        if not attr and len(set(map(id, found.values()))) == 1:
+            return next(iter(found.values()))
         hint = f"; it has {', '.join(found)}" if found else ""
-        raise AppNotFound(f"{target} has no attribute {attr!r}{hint}. Use {target}:NAME") from None
+        if not attr and found:
+            raise AppNotFound(f"{target} has no attribute 'server'{hint}. Say which: {target}:NAME") from None
+        raise AppNotFound(f"{target} has no attribute {attr or 'server'!r}{hint}. Use {target}:NAME") from None
     if not isinstance(obj, Server) and not is_http_app(obj) and not is_asgi_app(obj) and callable(obj):
         obj = obj()  # a factory
     if isinstance(obj, Server) or is_http_app(obj):
@@ -73,6 +78,11 @@ def load_target(spec: str) -> Target:
     raise AppNotFound(
         f"{spec} is a {type(obj).__name__}, not a toolkit Server, server.http_app() or an ASGI app mounting one"
     )
+
+
+def _servers_of(module: Any) -> dict[str, Server]:
+    """The module's top-level variables holding a ``Server``, by name."""
+    return {name: value for name, value in vars(module).items() if isinstance(value, Server)}
 
 
 def is_asgi_app(value: Any) -> bool:
