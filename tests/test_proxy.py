@@ -551,6 +551,47 @@ async def test_the_least_recently_used_upstream_session_closes_but_never_mid_cal
             assert again != mine  # closed meanwhile (the least recently used), opened again
 
 
+@pytest.mark.parametrize("where", ["proxy", "mounted"])
+async def test_a_callers_own_upstream_session_ends_when_the_callers_session_does(where: str) -> None:
+    # It stayed open until the idle sweep (upstream_idle_timeout, 300 s by default). "mounted": the
+    # proxy is a child mounted in the server the callers talk to, which tells it their sessions ended.
+    upstream = Server("sessions")
+
+    @upstream.tool
+    def whoami(ctx: Context) -> str:
+        return str(ctx.session_id)
+
+    inner = upstream.http_app()
+    ended: list[str] = []
+    delete_seen = asyncio.Event()
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "DELETE":
+            ended.append(dict(scope["headers"]).get(b"mcp-session-id", b"").decode())
+            delete_seen.set()
+        await inner(scope, receive, send)
+
+    async with serve(recording) as running:
+        url = running.url + "/mcp" if not running.url.endswith("/mcp") else running.url
+        proxy = Server.proxy(toolkit.Client(url, protocol_version="2025-11-25"))
+        name = "whoami"
+        if where == "mounted":
+            parent = Server("parent")
+            parent.mount(proxy, namespace="up")
+            proxy, name = parent, "up_whoami"
+        async with serve(proxy) as gateway, toolkit.Client(gateway.url, protocol_version="2025-11-25") as staying:
+            theirs = (await staying.call_tool(name, {})).text
+            async with toolkit.Client(gateway.url, protocol_version="2025-11-25") as leaving:
+                mine = (await leaving.call_tool(name, {})).text
+            # leaving's DELETE ended its session at the gateway, which ends its upstream session
+            async with asyncio.timeout(30):  # a hang guard, not a measure
+                await delete_seen.wait()
+            assert ended == [mine]
+            assert (await staying.call_tool(name, {})).text == theirs  # the other caller's stays
+        # The gateway's stop ended the rest: the other caller's, and the shared session it lists through.
+        assert ended[0] == mine and theirs in ended[1:] and len(ended) == 3
+
+
 async def test_listing_again_what_did_not_change_keeps_a_callers_cursor_good() -> None:
     """The proxy lists again after a listen is acknowledged, a reconnection or a ``list_changed``;
     lists that came back the same change nothing, so a cursor handed out before stays good (it

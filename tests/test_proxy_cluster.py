@@ -7,7 +7,7 @@ per request, no stickiness) with their legacy sessions in a real Redis, proxying
 - The same upstream spoken to in a legacy version (stateful): each legacy downstream session gets
   upstream sessions of its own, never another caller's, but one per replica it reaches (what such an
   upstream keeps per session, a log level, roots, subscriptions, is per replica: documented, and
-  shown here).
+  shown here). A caller's ``DELETE`` ends all three, whichever replica it reached.
 - A stdio upstream per replica: each replica runs its own; a replica killed takes its upstream with
   it (no orphan), the balancer routes around it, and the replica restarted starts a new one.
 
@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from tests.support.cluster import cluster
 from tests.support.processes import LOCALHOST, free_port, wait_for_port
@@ -73,6 +74,26 @@ def gateways(redis: RedisServer, marks: Path, target: Any, **settings: str) -> A
     return cluster(GATEWAY, replicas=3, store_url=redis.url, env=env)
 
 
+async def upstream_status(url: str, session_id: str) -> int:
+    """The status of a ``ping`` sent straight to the upstream in the legacy session ``session_id``."""
+    headers = {
+        "Mcp-Session-Id": session_id,
+        "MCP-Protocol-Version": LEGACY,
+        "Accept": "application/json, text/event-stream",
+    }
+    async with httpx.AsyncClient(timeout=HANG_GUARD) as http:
+        response = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=headers)
+    return response.status_code
+
+
+async def until_ended(url: str, session_id: str) -> None:
+    """Wait until the upstream answers ``session_id``'s requests 404 (the session was ended)."""
+    async with asyncio.timeout(HANG_GUARD):  # a hang guard, not a measure
+        while (status := await upstream_status(url, session_id)) != 404:
+            assert status == 200, status
+            await asyncio.sleep(0.05)
+
+
 async def served(client: toolkit.Client, tool: str, times: int) -> list[Any]:
     """``tool``'s value for ``times`` calls made one after another (each balanced on its own)."""
     return [(await asyncio.wait_for(client.call_tool(tool), HANG_GUARD)).data for _ in range(times)]
@@ -105,21 +126,23 @@ async def test_a_legacy_upstream_session_per_downstream_session_is_one_per_repli
     redis: RedisServer, upstream: str, tmp_path: Path
 ) -> None:
     with gateways(redis, tmp_path, upstream, version=LEGACY) as running:
-        async with (
-            toolkit.Client(running.url, protocol_version=LEGACY) as one,
-            toolkit.Client(running.url, protocol_version=LEGACY) as other,
-            toolkit.Client(running.url) as modern,
-        ):
-            ones = collections.Counter(value["session"] for value in await served(one, "session", 9))
-            others = collections.Counter(value["session"] for value in await served(other, "session", 9))
-            # One downstream session, three upstream sessions: one per replica it reached, each kept.
-            assert len(ones) == 3 and min(ones.values()) >= 2, ones
-            assert len(others) == 3 and min(others.values()) >= 2, others
-            assert not set(ones) & set(others), "never another caller's upstream session"
-            assert None not in ones
-            # A caller with no session (2026-07-28) goes through each replica's shared upstream session.
-            shared = {value["session"] for value in await served(modern, "session", 9)}
-            assert len(shared) == 3 and not shared & (set(ones) | set(others)), shared
+        async with toolkit.Client(running.url, protocol_version=LEGACY) as other, toolkit.Client(running.url) as modern:
+            async with toolkit.Client(running.url, protocol_version=LEGACY) as one:
+                ones = collections.Counter(value["session"] for value in await served(one, "session", 9))
+                others = collections.Counter(value["session"] for value in await served(other, "session", 9))
+                # One downstream session, three upstream sessions: one per replica it reached, each kept.
+                assert len(ones) == 3 and min(ones.values()) >= 2, ones
+                assert len(others) == 3 and min(others.values()) >= 2, others
+                assert not set(ones) & set(others), "never another caller's upstream session"
+                assert None not in ones
+                # A caller with no session (2026-07-28) goes through each replica's shared upstream session.
+                shared = {value["session"] for value in await served(modern, "session", 9)}
+                assert len(shared) == 3 and not shared & (set(ones) | set(others)), shared
+            # one's DELETE reached one replica, and the other two through Redis: each of the three
+            # closed the upstream session it held for one. other's stay open.
+            for upstream_session in ones:
+                await until_ended(upstream, upstream_session)
+            assert [await upstream_status(upstream, session) for session in others] == [200] * 3
 
 
 async def test_each_replica_runs_its_own_stdio_upstream_and_takes_it_along_when_killed(

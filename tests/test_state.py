@@ -17,8 +17,10 @@ from typing import Annotated, Any
 
 import pytest
 from pydantic import BaseModel
+from tests.http_support import serve
 from tests.support.redis_rig import RedisServer, redis_server, replica_stores
 
+import toolkit
 from toolkit import (
     Context,
     Depends,
@@ -33,9 +35,10 @@ from toolkit import (
     StateLimits,
     UserState,
 )
+from toolkit._store.base import session_state_scope
 from toolkit._store.state import StateStore
 from toolkit.auth import AccessToken
-from toolkit.stores import MemoryStore, Store
+from toolkit.stores import MemoryStore, RedisStore, Store
 from toolkit.testing import Client
 
 pytestmark = pytest.mark.timeout(30)
@@ -306,6 +309,44 @@ async def test_without_a_handle_a_legacy_session_has_state_and_a_modern_call_is_
         assert "'session' argument" in said
         said = text(await modern.call_tool("legacy_add", {"n": 1}))
         assert said.startswith("this 2026-07-28 request belongs to no session")
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+async def test_a_legacy_sessions_state_goes_when_the_client_ends_the_session(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
+    # It stayed until its TTL (24 hours after its last write).
+    if kind == "redis":
+        redis: RedisServer = request.getfixturevalue("redis")
+        if not redis.running:
+            redis.start()
+        redis.flushall()
+        store: Store = RedisStore(redis.url)
+        seen: Store = RedisStore(redis.url)  # another replica's view of the same Redis
+    else:
+        store = seen = MemoryStore()
+    server = make_server(store=store)
+
+    @server.tool
+    def my_session(ctx: Context) -> str:
+        return str(ctx.session_id)
+
+    async def kept(session_id: str) -> list[str]:
+        return await seen.state().names(session_state_scope(session_id))
+
+    try:
+        async with serve(server) as running, toolkit.Client(running.url, protocol_version=LEGACY) as staying:
+            await staying.call_tool("legacy_add", {"n": 1})
+            theirs = (await staying.call_tool("my_session")).text
+            async with toolkit.Client(running.url, protocol_version=LEGACY) as leaving:
+                assert (await leaving.call_tool("legacy_add", {"n": 2})).data == 2
+                mine = (await leaving.call_tool("my_session")).text
+                assert await kept(mine) == ["total"]
+            assert await kept(mine) == []  # the DELETE was answered once the state was gone
+            assert await kept(theirs) == ["total"]
+    finally:
+        if seen is not store:
+            await seen.close()
 
 
 @pytest.mark.parametrize("version", ERAS)

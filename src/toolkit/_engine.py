@@ -306,8 +306,11 @@ class Engine:
         self.subscribers.close_listeners()
 
     def forget(self, session: Session) -> None:
-        """The session ended: fail what waits on it and stop telling it about changes."""
+        """The session ended (or this replica let it go): fail what waits on it, stop telling it about
+        changes, and let the sources drop what they hold for it (a proxy's upstream session)."""
         self.subscribers.forget(session)
+        if session.id is not None:
+            self.registry.session_ended(session.id)
 
     def remember(self, session: Session) -> None:
         """A session opened elsewhere is now served here too: tell it about changes."""

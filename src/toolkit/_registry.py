@@ -50,6 +50,8 @@ class Source(Protocol):
 
     The decorators are one source (``LocalSource``); a mounted server, a proxied one and an
     OpenAPI document are others. ``label`` names it in errors ("mounted server 'billing'").
+    A source that holds something per legacy session (a proxy's upstream sessions) also has
+    ``session_ended(session_id)``, called when such a session ends here.
     """
 
     label: str
@@ -203,6 +205,13 @@ class Registry:
         for kind in KINDS:
             if source.items(kind):
                 self._source_changed(kind)
+
+    def session_ended(self, session_id: str) -> None:
+        """A legacy session ended here: each source that holds something for it lets it go."""
+        for source in self._sources:
+            ended = getattr(source, "session_ended", None)
+            if ended is not None:
+                ended(session_id)
 
     def remove_source(self, source: Source) -> None:
         """Stop offering ``source``'s components (the local source stays)."""

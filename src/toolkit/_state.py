@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 import pydantic
 import pydantic_core
 
-from ._store.base import serving_store
+from ._store.base import serving_store, session_state_scope
 from ._store.state import MemoryStateStore, StateError, StateStore, check_name, check_ttl
 
 if TYPE_CHECKING:
@@ -309,11 +309,11 @@ class Scopes:
                 "a tool got from ctx.state.new_session() (returned to the client, sent back as an argument)"
             )
         if session.id is not None:
-            return State(self._store(), f"s.{session.id}", ttl=SESSION_TTL)
+            return State(self._store(), session_state_scope(session.id), ttl=SESSION_TTL)
         key = _stdio_sessions.get(session)  # stdio: the process's one session, which has no id
         if key is None:
             key = _stdio_sessions[session] = secrets.token_urlsafe(24)
-        return State(self._store(), f"s.{key}", ttl=SESSION_TTL)
+        return State(self._store(), session_state_scope(key), ttl=SESSION_TTL)
 
     async def _handle_state(self, handle: object) -> State:
         store = self._store()

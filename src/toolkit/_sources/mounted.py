@@ -53,6 +53,8 @@ class ChildRegistry(Protocol):
 
     def on_change(self, listener: Callable[[Kind], None]) -> None: ...
 
+    def session_ended(self, session_id: str) -> None: ...
+
 
 class MountedTool(ToolBase):
     """A child's tool under its outer name: the child's schemas and validators, run by the child's engine."""
@@ -250,6 +252,10 @@ class MountedSource:
             self._following = True
             self.child.on_change(self._child_changed)
         self._listeners.append(listener)
+
+    def session_ended(self, session_id: str) -> None:
+        """A parent's session ended: the child's sources let go of what they hold for it (its calls ran in it)."""
+        self.child.session_ended(session_id)
 
     def _child_changed(self, kind: Kind) -> None:
         self._tables[kind] = self._build(kind, live=True)

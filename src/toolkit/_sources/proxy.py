@@ -389,6 +389,10 @@ class ProxySource:
         self._listening = None
         await self.upstream.stop()
 
+    def session_ended(self, session_id: str) -> None:
+        """A downstream legacy session ended: the upstream session it had of its own is closed."""
+        self.upstream.end_caller(session_id)
+
     def open_session_for(self, context: Any) -> ClientSession | None:
         """The session for ``context`` when it is open already (``None``: ask ``session_for``)."""
         return self.upstream.open_session_for(*_caller(context))

@@ -10,9 +10,10 @@
   ``stop`` cancels it, so no session opened while the proxy stops outlives it (no orphan child).
 - A legacy upstream is stateful (its log level, roots, subscriptions and questions belong to a
   session), so with ``sessions="auto"`` each legacy downstream session with an id (Streamable
-  HTTP) gets a session of its own upstream, opened on its first request and closed when idle
-  for ``idle_timeout`` seconds (or when ``max_sessions`` are open and it is the least recently
-  used). A modern upstream is stateless: everyone shares one session.
+  HTTP) gets a session of its own upstream, opened on its first request and closed when that
+  session ends (``end_caller``: a ``DELETE``, or its expiry), when idle for ``idle_timeout``
+  seconds, or when ``max_sessions`` are open and it is the least recently used. A modern
+  upstream is stateless: everyone shares one session.
 - Upstream credentials are the ``toolkit.Client``'s own (``headers=``, ``auth=``): the caller's
   token is never forwarded, unless ``forward_token=True`` (the confused-deputy rule).
 """
@@ -97,6 +98,8 @@ class Upstream:
         self._last_error = ""
         self._callers: dict[str, _Held] = {}
         self._opening: dict[str, asyncio.Task[ClientSession]] = {}
+        self._closing: set[asyncio.Task[None]] = set()
+        """Callers' sessions being closed because their downstream session ended (``stop`` waits for them)."""
         self._stopping = False
 
     # --- opening ----------------------------------------------------------------------------------
@@ -200,7 +203,20 @@ class Upstream:
             return shared
         if self.forward_token and token is not None:
             return await self._own(f"token:{token}", {"Authorization": f"Bearer {token}"})
-        return await self._own(f"session:{session_id}", None)
+        return await self._own(_session_key(session_id), None)
+
+    def end_caller(self, session_id: str) -> None:
+        """The downstream session ``session_id`` ended: close the upstream session it had of its own.
+
+        Its requests were cancelled with it; the upstream is told the session is over (a legacy
+        HTTP upstream gets its ``DELETE``, a child process over stdio exits) rather than left to
+        the idle sweep.
+        """
+        held = self._callers.pop(_session_key(session_id), None)
+        if held is not None:
+            task = asyncio.ensure_future(_close_quietly(held.stack))
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
 
     def _shares(self, shared: ClientSession, session_id: str | None, token: str | None) -> bool:
         """Whether the caller's request goes through the shared session (else one of its own)."""
@@ -259,7 +275,12 @@ class Upstream:
         if self._shared_stack is not None:
             stacks.append(self._shared_stack)
         self._shared, self._shared_stack = None, None
-        await asyncio.gather(*(_close_quietly(stack) for stack in stacks))
+        await asyncio.gather(*(_close_quietly(stack) for stack in stacks), *self._closing)
+
+
+def _session_key(session_id: str | None) -> str:
+    """The key of a downstream legacy session's own upstream session among the callers'."""
+    return f"session:{session_id}"
 
 
 async def _close_quietly(stack: contextlib.AsyncExitStack) -> None:

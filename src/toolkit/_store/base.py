@@ -41,6 +41,11 @@ GET_STREAM_CLAIM_SECONDS: Final = 15.0
 """How long a replica's claim on a session's ``GET`` stream lasts unless it is refreshed."""
 
 
+def session_state_scope(session_id: str) -> str:
+    """The state scope of a legacy session (``ctx.state.session()``), ``s.<session id>``."""
+    return f"s.{session_id}"
+
+
 class Store(ABC):
     """Where cross-request state lives; see the module docstring for what that is.
 
@@ -125,6 +130,16 @@ class Store(ABC):
     @abstractmethod
     async def end_session(self, session_id: str) -> bool:
         """End the session everywhere; True only for the call that ended it (racing ends get False)."""
+
+    async def clear_session_state(self, session_id: str) -> None:
+        """Remove what ``ctx.state.session()`` kept for a session that was ended (``DELETE``).
+
+        Nothing to do where this process made no state store: it kept no state. A store whose
+        state lives elsewhere, where other replicas write it, overrides this (``RedisStore``).
+        """
+        state: StateStore | None = getattr(self, "_state_store", None)
+        if state is not None:
+            await state.clear(session_state_scope(session_id))
 
     @abstractmethod
     async def session_count(self) -> int:

@@ -40,7 +40,7 @@ from .._errors import INTERNAL_ERROR, StoreUnavailable
 from .._events import SEPARATOR, EventStore
 from .._jsonrpc import encode, error_reply
 from .._types import RequestId
-from .base import GET_STREAM_CLAIM_SECONDS, BusMessage, OnMessage, Store, redacted
+from .base import GET_STREAM_CLAIM_SECONDS, BusMessage, OnMessage, Store, redacted, session_state_scope
 from .sessions import SessionRecord
 from .tasks import TaskStore
 
@@ -407,6 +407,15 @@ class RedisStore(Store):
                 pipe.delete(self.key("g", session_id))
                 deleted, _, _ = await pipe.execute()
         return bool(deleted)
+
+    async def clear_session_state(self, session_id: str) -> None:
+        # Another replica may have kept it: the key goes whether or not this one made a state store.
+        with self.guard():
+            await self.client.delete(self.state_key(session_state_scope(session_id)))
+
+    def state_key(self, scope: str) -> str:
+        """The key of a state scope's hash (``redis_state``); braces keep a scope on one cluster slot."""
+        return self.key("st", "{" + scope + "}")
 
     async def session_count(self) -> int:
         with self.guard():

@@ -17,7 +17,7 @@ in braces is a Redis Cluster hash tag: a scope's keys share a slot.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from .redis_tasks import Keyspace
 from .state import ANY, MAX_EXACT, StateError, StateLimitError, StateLimits, StateStore, _Any, check_ttl, not_an_integer
@@ -134,10 +134,16 @@ return found
 _BOUNDS: Final = ("max_value_bytes", "max_scope_bytes", "max_names")
 
 
+class StateKeyspace(Keyspace, Protocol):
+    """A ``Keyspace`` that also names a state scope's key (``RedisStore.state_key``)."""
+
+    def state_key(self, scope: str) -> str: ...
+
+
 class RedisStateStore(StateStore):
     """The state of every replica of one ``RedisStore``."""
 
-    def __init__(self, store: Keyspace, limits: StateLimits | None = None) -> None:
+    def __init__(self, store: StateKeyspace, limits: StateLimits | None = None) -> None:
         super().__init__(limits)
         self.store = store
         client = store.client
@@ -149,7 +155,7 @@ class RedisStateStore(StateStore):
         self._open = client.register_script(_OPEN)
 
     def _key(self, scope: str) -> str:
-        return self.store.key("st", "{" + scope + "}")
+        return self.store.state_key(scope)
 
     def _limits(self) -> list[int]:
         limits = self.limits

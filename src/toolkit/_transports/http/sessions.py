@@ -225,11 +225,16 @@ class SessionTable:
     # --- ending -------------------------------------------------------------------------------
 
     async def end(self, session: HttpSession) -> None:
-        """``DELETE``: end the session everywhere."""
-        await self.store.end_session(session.id)
+        """``DELETE``: end the session everywhere, and the state tools kept for it."""
+        ended = await self.store.end_session(session.id)
         self._drop(session)
         if self.store.shared:
             await self.store.publish({"t": "end", "s": session.id})
+        if ended:  # racing DELETEs: the one that ended it clears it
+            try:
+                await self.store.clear_session_state(session.id)
+            except StoreUnavailable as exc:  # the session has ended; its values expire on their own
+                logger.warning("%s", exc.message)
 
     def _drop(self, session: HttpSession) -> None:
         """Forget the local copy: its requests are cancelled, its GET stream closed, its waits failed."""
