@@ -264,6 +264,31 @@ async def test_a_config_file_of_two_servers(tmp_path: Path, form: str) -> None:
     assert where == {"cwd": str((tmp_path / "home").resolve()), "greeting": "hi"}
 
 
+async def test_a_config_file_takes_values_from_the_environment(tmp_path: Path) -> None:
+    # Claude Code's .mcp.json forms: they were sent as written ("${KEY}" as the header's value).
+    with http_server(f"{APPS}:numbers") as numbers:
+        config = {
+            "mcpServers": {
+                "web": {"url": "${TOOLKIT_TEST_UPSTREAM}", "headers": {"X-Key": "Key ${TOOLKIT_TEST_KEY}"}},
+                "words": {
+                    "command": "${TOOLKIT_TEST_NEVER_SET:-" + str(TOOLKIT) + "}",
+                    "args": ["run", f"{APPS}:words"],
+                    "env": {"GREETING": "${env:TOOLKIT_TEST_GREETING} $NOT_EXPANDED"},
+                },
+            }
+        }
+        path = write_config(tmp_path / "gateway.json", config)
+        environment = {
+            **os.environ,
+            "TOOLKIT_TEST_UPSTREAM": numbers.url,
+            "TOOLKIT_TEST_KEY": "k-123",
+            "TOOLKIT_TEST_GREETING": "howdy",
+        }
+        async with Client([str(TOOLKIT), "proxy", str(path)], env=environment) as client:
+            assert (await client.call_tool("web_header", {"name": "X-Key"})).text == "Key k-123"
+            assert (await client.call_tool("words_where", {})).data["greeting"] == "howdy $NOT_EXPANDED"
+
+
 def test_the_example_gateway_file(tmp_path: Path) -> None:
     """examples/gateway.json: weather.py and notes.py under one gateway, as docs/cli.md shows it."""
     path = REPO / "examples" / "gateway.json"
@@ -312,6 +337,22 @@ CONFIG_ERRORS = {
     "missing-cwd": ({"mcpServers": {"w": {"command": "x", "cwd": "nowhere"}}}, ["server 'w'", "not a directory"]),
     "disabled-not-bool": ({"mcpServers": {"w": {"command": "x", "disabled": "yes"}}}, ["server 'w'", "true or false"]),
     "entry-not-object": ({"mcpServers": {"w": "npx server"}}, ["server 'w'", "JSON string"]),
+    "unset-variable": (
+        {"mcpServers": {"w": {"command": "x", "args": ["--key", "${TOOLKIT_TEST_NEVER_SET}"]}}},
+        ["server 'w'", '"args"', "${TOOLKIT_TEST_NEVER_SET}", "not set", "${TOOLKIT_TEST_NEVER_SET:-DEFAULT}"],
+    ),
+    "vs-code-input": (
+        {"mcpServers": {"w": {"url": "http://h/mcp", "headers": {"X-Key": "${input:api-key}"}}}},
+        ["server 'w'", "\"headers\" 'X-Key'", "${input:api-key}", "VS Code asks its user"],
+    ),
+    "unknown-reference": (
+        {"mcpServers": {"w": {"command": "${workspaceFolder:x}/server"}}},
+        ["server 'w'", '"command"', "${NAME:-default}"],
+    ),
+    "url-once-expanded": (
+        {"mcpServers": {"w": {"url": "${TOOLKIT_TEST_NEVER_SET:-ftp://h}/mcp"}}},
+        ["server 'w'", "http:// or https:// URL once expanded"],
+    ),
 }
 
 

@@ -10,14 +10,21 @@ The format of Claude Desktop, Claude Code, Cursor and most hosts: ``{"mcpServers
 
 with an optional ``"type"`` (``stdio``; ``http`` or ``streamable-http``; ``sse`` is refused: the
 2024-11-05 HTTP+SSE transport has no client here) and ``"disabled": true`` to leave an entry out.
-NAME becomes the entry's namespace in the gateway (``_sources/namespace.py``). Values are taken as
-written: ``${VAR}`` is not expanded. Any other key is refused, naming the entry and the key, except
-the hosts' approval lists (``autoApprove``, ``alwaysAllow``), which mean nothing to a gateway.
+NAME becomes the entry's namespace in the gateway (``_sources/namespace.py``). ``command``,
+``args``, ``env``, ``url`` and ``headers`` may use ``${NAME}`` and ``${NAME:-default}`` (Claude
+Code's ``.mcp.json`` forms) and VS Code's ``${env:NAME}``, taken from the environment when the
+file is read (``expand``); an unset one without a default is refused, naming it, and so is VS
+Code's ``${input:...}``, which asks a person. Any other key is refused, naming the entry and the
+key, except the hosts' approval lists (``autoApprove``, ``alwaysAllow``), which mean nothing to a
+gateway.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -58,14 +65,17 @@ class ServerEntry:
         return self.argv
 
 
-def read_servers(path: Path) -> list[ServerEntry]:
-    """The enabled servers of the config file at ``path``, in the file's order; ``ConfigError`` otherwise."""
+def read_servers(path: Path, environ: Mapping[str, str] | None = None) -> list[ServerEntry]:
+    """The enabled servers of the config file at ``path``, in the file's order; ``ConfigError`` otherwise.
+
+    ``${NAME}`` references are taken from ``environ`` (default: this process's environment).
+    """
     servers = _servers_of(path, _json_of(path))
     entries = []
     for name, entry in servers.items():
         parsed = _entry(path, name, entry)
         if parsed is not None:
-            entries.append(parsed)
+            entries.append(_expanded(f"{path}: server {name!r}", parsed, os.environ if environ is None else environ))
     if not entries:
         raise ConfigError(f"{path}: no server to proxy (every entry is disabled)" if servers else f"{path}: no servers")
     return entries
@@ -134,6 +144,69 @@ def _entry(path: Path, name: str, entry: Any) -> ServerEntry | None:
     )
 
 
+_REFERENCE: Final = re.compile(r"\$\{([^}]*)\}")
+_VARIABLE: Final = re.compile(r"(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
+
+
+def expand(text: str, environ: Mapping[str, str], place: str) -> str:
+    """``text`` with each ``${NAME}``, ``${NAME:-default}`` and ``${env:NAME}`` replaced from ``environ``.
+
+    ``:-`` gives the default when NAME is unset or empty, as in a shell. ``$NAME`` without braces
+    stays as written. ``ConfigError`` (naming ``place``, never a value) for an unset NAME without a
+    default and for a reference toolkit cannot resolve (VS Code's ``${input:...}``).
+    """
+
+    def value(reference: re.Match[str]) -> str:
+        inside = reference.group(1)
+        variable = _VARIABLE.fullmatch(inside)
+        if variable is None:
+            if inside.startswith("input:"):
+                raise ConfigError(
+                    f"{place} uses ${{{inside}}}, which VS Code asks its user for; toolkit proxy asks no one: put "
+                    "the value in an environment variable and write ${NAME}"
+                )
+            raise ConfigError(
+                f"{place} uses ${{{inside}}}; toolkit proxy expands ${{NAME}}, ${{NAME:-default}} and "
+                "${env:NAME} from its environment"
+            )
+        name, default = variable.group(1), variable.group(2)
+        given = environ.get(name)
+        if default is not None and not given:
+            return default
+        if given is None:
+            raise ConfigError(
+                f"{place} uses ${{{name}}}, which is not set in toolkit proxy's environment: set it, or write "
+                f"${{{name}:-DEFAULT}}"
+            )
+        return given
+
+    return _REFERENCE.sub(value, text) if "${" in text else text
+
+
+def _expanded(where: str, entry: ServerEntry, environ: Mapping[str, str]) -> ServerEntry:
+    """``entry`` with its command, args, env, url and headers expanded (``expand``)."""
+
+    def each(key: str, values: Mapping[str, str]) -> dict[str, str]:
+        return {name: expand(text, environ, f'{where}: "{key}" {name!r}') for name, text in values.items()}
+
+    argv = None
+    if entry.argv is not None:
+        command, *args = entry.argv
+        argv = [expand(command, environ, f'{where}: "command"')]
+        argv += [expand(arg, environ, f'{where}: "args"') for arg in args]
+    url = None if entry.url is None else expand(entry.url, environ, f'{where}: "url"')
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise ConfigError(f'{where}: "url" must be an http:// or https:// URL once expanded, not {entry.url!r}')
+    return ServerEntry(
+        entry.name,
+        argv=argv,
+        url=url,
+        env=each("env", entry.env),
+        cwd=entry.cwd,
+        headers=each("headers", entry.headers),
+    )
+
+
 def _transport_of(where: str, entry: dict[str, Any]) -> str:
     """``stdio`` or ``http``: from ``type`` when given, else from ``command`` or ``url``."""
     declared = entry.get("type")
@@ -163,7 +236,7 @@ def _transport_of(where: str, entry: dict[str, Any]) -> str:
 
 def _http_entry(where: str, name: str, entry: dict[str, Any]) -> ServerEntry:
     url = entry["url"]
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+    if not isinstance(url, str) or ("${" not in url and not url.startswith(("http://", "https://"))):
         raise ConfigError(f'{where}: "url" must be an http:// or https:// URL, not {url!r}')
     return ServerEntry(name, url=url, headers=_string_map(where, "headers", entry.get("headers", {})))
 
