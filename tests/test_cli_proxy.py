@@ -27,7 +27,7 @@ import pytest
 from tests.support.cli_in_process import run_cli
 from tests.support.processes import LOCALHOST, REPO, TOOLKIT, free_port, http_server, stop, wait_for_port
 
-from toolkit import Client
+from toolkit import Client, EventStore
 from toolkit._cli_auth import auth_options
 from toolkit._cli_proxy import build, parser
 from toolkit._sources.proxy import ProxySource
@@ -383,12 +383,36 @@ def test_a_missing_config_file(tmp_path: Path) -> None:
         (["python server.py", "--forward-token"], "--forward-token is for a gateway served over HTTP"),
         (["python server.py", "--transport", "http", "--auth-issuer", "https://as"], "needs --auth-jwks-uri too"),
         (["python server.py", "--log-level", "loud"], "--log-level 'loud': use debug, info, warning or error"),
+        (["python server.py", "--store", "redis://127.0.0.1:1/0"], "--store is for a gateway served over HTTP"),
+        (
+            ["python server.py", "--transport", "http", "--store", "memcached://h"],
+            "toolkit proxy: store: 'memcached://h' is not a store URL; use redis://HOST:PORT/DB",
+        ),
     ],
 )
 def test_flags_it_refuses(args: list[str], said: str) -> None:
     done = proxy_in_process(*args)
     assert done.returncode == 2, done
     assert said in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "in_memory"),
+    [([], False), (["--resumable"], True), (["--resumable", "--store", "redis://127.0.0.1:1/0"], False)],
+)
+def test_resumable_keeps_the_events_in_memory_unless_the_store_keeps_them(flags: list[str], in_memory: bool) -> None:
+    # With --store, Redis keeps every stream's events for all the replicas: a memory store would hide them.
+    gateway = build(parser(auth_options).parse_args(["python server.py", "--transport", "http", *flags]))
+    assert isinstance(gateway.event_store, EventStore) is in_memory
+
+
+def test_a_store_it_cannot_reach_stops_the_start_naming_it() -> None:
+    down = free_port()
+    done = proxy_command("python server.py", "--transport", "http", "--store", f"redis://{LOCALHOST}:{down}/0")
+    assert done.returncode == 1, done
+    first, second = done.stderr.splitlines()
+    assert first.startswith(f"toolkit proxy: cannot reach Redis at redis://{LOCALHOST}:{down}/0: ")
+    assert second == "Start it, or fix --store."
 
 
 def test_a_server_setting_it_cannot_read(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,6 +8,7 @@ per request, no stickiness) with their legacy sessions in a real Redis, proxying
   upstream sessions of its own, never another caller's, but one per replica it reaches (what such an
   upstream keeps per session, a log level, roots, subscriptions, is per replica: documented, and
   shown here). A caller's ``DELETE`` ends all three, whichever replica it reached.
+- ``toolkit proxy URL --store redis://...`` as the replicas: the same, with no gateway file to write.
 - A stdio upstream per replica: each replica runs its own; a replica killed takes its upstream with
   it (no orphan), the balancer routes around it, and the replica restarted starts a new one.
 
@@ -74,8 +75,8 @@ def gateways(redis: RedisServer, marks: Path, target: Any, **settings: str) -> A
     return cluster(GATEWAY, replicas=3, store_url=redis.url, env=env)
 
 
-async def upstream_status(url: str, session_id: str) -> int:
-    """The status of a ``ping`` sent straight to the upstream in the legacy session ``session_id``."""
+async def ping_status(url: str, session_id: str) -> int:
+    """The status of a ``ping`` sent straight to ``url`` (an upstream, a replica) in legacy session ``session_id``."""
     headers = {
         "Mcp-Session-Id": session_id,
         "MCP-Protocol-Version": LEGACY,
@@ -89,7 +90,7 @@ async def upstream_status(url: str, session_id: str) -> int:
 async def until_ended(url: str, session_id: str) -> None:
     """Wait until the upstream answers ``session_id``'s requests 404 (the session was ended)."""
     async with asyncio.timeout(HANG_GUARD):  # a hang guard, not a measure
-        while (status := await upstream_status(url, session_id)) != 404:
+        while (status := await ping_status(url, session_id)) != 404:
             assert status == 200, status
             await asyncio.sleep(0.05)
 
@@ -142,7 +143,27 @@ async def test_a_legacy_upstream_session_per_downstream_session_is_one_per_repli
             # closed the upstream session it held for one. other's stay open.
             for upstream_session in ones:
                 await until_ended(upstream, upstream_session)
-            assert [await upstream_status(upstream, session) for session in others] == [200] * 3
+            assert [await ping_status(upstream, session) for session in others] == [200] * 3
+
+
+async def test_toolkit_proxy_with_a_store_scales_out_behind_a_balancer(
+    redis: RedisServer, upstream: str, tmp_path: Path
+) -> None:
+    # toolkit proxy URL --transport http --store redis://..., three times: no gateway.py to write.
+    with cluster(upstream, replicas=3, store_url=redis.url, command="proxy") as running:
+        [upstream_pid] = spawns(tmp_path)
+        async with toolkit.Client(running.url, protocol_version=LEGACY) as legacy:
+            session_id = legacy.session.transport.session_id  # type: ignore[attr-defined]
+            assert redis.command("EXISTS", f"toolkit:s:{session_id}") == 1, "the legacy session is in Redis"
+            # Round-robin per request, no stickiness: the calls of one session land on every replica.
+            assert set(await served(legacy, "pid", 6)) == {upstream_pid}
+            # Each replica, asked directly, knows the session (one without the store would answer 404).
+            for name in running.replicas.names:
+                replica = f"http://{LOCALHOST}:{running.replicas.port(name)}/mcp"
+                assert await ping_status(replica, session_id) == 200, name
+        async with toolkit.Client(running.url) as modern:
+            assert modern.negotiated_version == "2026-07-28"
+            assert set(await served(modern, "pid", 3)) == {upstream_pid}
 
 
 async def test_each_replica_runs_its_own_stdio_upstream_and_takes_it_along_when_killed(

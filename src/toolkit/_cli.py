@@ -19,7 +19,7 @@ from ._cli_calls import CallArguments, call_arguments, call_on
 from ._cli_openapi import add_options as add_openapi_options
 from ._cli_openapi import server_of as openapi_server
 from ._environment import load_env_file
-from ._errors import AppNotFound, StoreUnavailable, ToolkitError
+from ._errors import AppNotFound, ToolkitError
 from ._loader import (
     STORE_ENVIRONMENT,
     HostApp,
@@ -29,9 +29,9 @@ from ._loader import (
     load_target,
     server_of,
     store_from_environment,
+    unreachable_store,
 )
 from ._server import Server
-from ._store.urls import open_store
 from ._versions import KNOWN_VERSIONS, LATEST_VERSION
 from .testing import Client
 
@@ -507,26 +507,10 @@ def _shared(server: Server) -> bool:
 
 def _check_store(server: Server) -> None:
     """Fail at once, naming the store, when a shared store cannot be reached."""
-    store = server.store
-    if store is None or not store.shared:
-        return
-    url = getattr(store, "url", None)
-    if not isinstance(url, str):
-        return  # a store of the user's own: it is started (and checked) with the server
-    probe = open_store(url)
-
-    async def reach() -> None:
-        try:
-            await probe.start()
-        finally:
-            await probe.close()
-
-    try:
-        asyncio.run(reach())
-    except StoreUnavailable as exc:
-        reason = exc.message.removeprefix("Service Unavailable: ").removesuffix("; retry shortly")
+    reason = unreachable_store(server)
+    if reason is not None:
         print(f"toolkit: {reason}\nStart it, or fix --store (${STORE_ENVIRONMENT}).", file=sys.stderr)
-        raise SystemExit(1) from None
+        raise SystemExit(1)
 
 
 def _load_failure(app: str, exc: Exception) -> str:

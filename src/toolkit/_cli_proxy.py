@@ -24,7 +24,7 @@ from typing import Any, Final
 from ._cli_remote import headers_of
 from ._environment import settings_from_environment
 from ._errors import ToolkitError
-from ._loader import AUTH_ENVIRONMENT, auth_from_environment
+from ._loader import AUTH_ENVIRONMENT, auth_from_environment, unreachable_store
 from ._proxy_config import ConfigError, read_servers
 from ._server import Server
 from ._versions import KNOWN_VERSIONS
@@ -109,6 +109,12 @@ def parser(auth_options: Callable[[argparse.ArgumentParser], None]) -> argparse.
         "Last-Event-ID (SEP-1699)",
     )
     command.add_argument(
+        "--store",
+        metavar="URL",
+        help="HTTP: keep the gateway's legacy sessions and what its replicas tell each other in Redis "
+        "(redis://HOST:PORT/DB), so that any replica behind a load balancer serves any request",
+    )
+    command.add_argument(
         "--log-level", metavar="LEVEL", default="warning", help="toolkit's log level on stderr (default warning)"
     )
     upstream = command.add_argument_group("the upstream server(s)")
@@ -150,13 +156,21 @@ def proxy(argv: list[str], *, auth_options: Callable[[argparse.ArgumentParser], 
         if not isinstance(level, int):
             raise ValueError(f"--log-level {args.log_level!r}: use debug, info, warning or error")
         logging.basicConfig(stream=sys.stderr, level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        if args.store and args.transport != "http":
+            raise ValueError("--store is for a gateway served over HTTP (--transport http): stdio has one client")
         gateway = build(args)
         settings_from_environment(gateway)  # TOOLKIT_PAGE_SIZE, TOOLKIT_MAX_CONCURRENT_REQUESTS, ... as toolkit run
         if args.transport == "http":
             _protect(args, gateway)
-    except (ConfigError, ValueError) as exc:
+        if args.store:
+            gateway.store = args.store
+    except (ConfigError, ValueError, ImportError) as exc:
         print(f"toolkit proxy: {exc}", file=sys.stderr)
         return 2
+    unreachable = unreachable_store(gateway)
+    if unreachable is not None:
+        print(f"toolkit proxy: {unreachable}\nStart it, or fix --store.", file=sys.stderr)
+        return 1
     try:
         if args.transport == "http":
             _serve_http(gateway, args)
@@ -199,8 +213,9 @@ def build(args: argparse.Namespace) -> Gateway:
 
 
 def _server_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The gateway's own ``Server`` options: an in-memory ``EventStore`` with ``--resumable``."""
-    if not args.resumable:
+    """The gateway's own ``Server`` options: an in-memory ``EventStore`` with ``--resumable``
+    (with ``--store``, the store keeps the events, for every replica)."""
+    if not args.resumable or args.store:
         return {}
     from ._events import EventStore  # noqa: PLC0415 - only when asked for
 

@@ -6,6 +6,7 @@ The CLI loads its APP here, and so does each worker process of ``toolkit run --w
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.util
 import inspect
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeGuard
 
 from ._environment import settings_from_environment
-from ._errors import AppNotFound, RunAtImport
+from ._errors import AppNotFound, RunAtImport, StoreUnavailable
 from ._server import Server
 from ._transports.base import settle_allocator
 
@@ -427,6 +428,31 @@ def store_from_environment(target: Target) -> None:
     if target.store is not None:
         raise ValueError(f"--store (${STORE_ENVIRONMENT}): the server's code already sets store=; use one or the other")
     target.store = url
+
+
+def unreachable_store(server: Server) -> str | None:
+    """Why the server's shared store cannot be reached now (``None``: it can, or there is none to check)."""
+    store = server.store
+    if store is None or not store.shared:
+        return None
+    url = getattr(store, "url", None)
+    if not isinstance(url, str):
+        return None  # a store of the user's own: it is started (and checked) with the server
+    from ._store.urls import open_store  # noqa: PLC0415 - only with a shared store
+
+    probe = open_store(url)
+
+    async def reach() -> None:
+        try:
+            await probe.start()
+        finally:
+            await probe.close()
+
+    try:
+        asyncio.run(reach())
+    except StoreUnavailable as exc:
+        return exc.message.removeprefix("Service Unavailable: ").removesuffix("; retry shortly")
+    return None
 
 
 def deployment_settings(target: Target) -> None:

@@ -126,6 +126,7 @@ class Balancer:
 class Replicas:
     """``toolkit run APP --transport http`` replicas ``r0``, ``r1``, ... on free 127.0.0.1 ports.
 
+    ``command="proxy"`` makes them ``toolkit proxy TARGET --transport http`` (APP is the TARGET).
     ``store_url`` adds ``--store URL``; ``extra_args`` go after the standard options. Every
     replica gets the environment of the tests plus ``TOOLKIT_STATE_SECRET`` (one random value
     shared by all), then ``env`` on top. A replica keeps its port across :meth:`restart`.
@@ -141,10 +142,12 @@ class Replicas:
         env: Mapping[str, str] | None = None,
         cwd: Path = REPO,
         timeout: float = 20.0,
+        command: str = "run",
     ) -> None:
         if count < 1:
             raise ValueError("at least one replica")
         self.app = str(app)
+        self.command = command
         self.names = [f"r{index}" for index in range(count)]
         self._ports = {name: free_port() for name in self.names}
         self.store_url = store_url
@@ -170,7 +173,7 @@ class Replicas:
     def argv(self, name: str) -> list[str]:
         argv = [
             str(TOOLKIT),
-            "run",
+            self.command,
             self.app,
             "--transport",
             "http",
@@ -281,12 +284,14 @@ def cluster(
     *,
     health_checks: bool = False,
     balancer_port: int | None = None,
+    command: str = "run",
 ) -> Iterator[Cluster]:
     """``replicas`` replicas of ``app`` behind a :class:`Balancer`; everything is stopped at the end
     (the balancer first), whatever happens. ``balancer_port``: the balancer's port, when the replicas
-    must know their public URL before they start (an ``OAuthProxy``'s ``base_url``)."""
+    must know their public URL before they start (an ``OAuthProxy``'s ``base_url``). ``command``: see
+    :class:`Replicas`."""
     require("haproxy")
-    group = Replicas(app, replicas, store_url=store_url, extra_args=extra_args, env=env)
+    group = Replicas(app, replicas, store_url=store_url, extra_args=extra_args, env=env, command=command)
     balancer = Balancer(group.backends, port=balancer_port, health_checks=health_checks)
     try:
         group.start()
