@@ -75,7 +75,7 @@ def read_servers(path: Path, environ: Mapping[str, str] | None = None) -> list[S
     for name, entry in servers.items():
         parsed = _entry(path, name, entry)
         if parsed is not None:
-            entries.append(_expanded(f"{path}: server {name!r}", parsed, os.environ if environ is None else environ))
+            entries.append(_expanded(_where(path, name), parsed, os.environ if environ is None else environ))
     if not entries:
         raise ConfigError(f"{path}: no server to proxy (every entry is disabled)" if servers else f"{path}: no servers")
     return entries
@@ -111,8 +111,13 @@ def _servers_of(path: Path, config: Any) -> dict[str, Any]:
     return servers
 
 
+def _where(path: Path, name: str) -> str:
+    """How errors name an entry of the file."""
+    return f"{path}: server {name!r}"
+
+
 def _entry(path: Path, name: str, entry: Any) -> ServerEntry | None:
-    where = f"{path}: server {name!r}"
+    where = _where(path, name)
     if not isinstance(entry, dict):
         raise ConfigError(f"{where} is a JSON {_kind(entry)}; expected an object with a command or a url")
     unknown = [key for key in entry if key not in KEYS and key not in IGNORED_KEYS]
@@ -196,7 +201,8 @@ def _expanded(where: str, entry: ServerEntry, environ: Mapping[str, str]) -> Ser
         argv += [expand(arg, environ, f'{where}: "args"') for arg in args]
     url = None if entry.url is None else expand(entry.url, environ, f'{where}: "url"')
     if url is not None and not url.startswith(("http://", "https://")):
-        raise ConfigError(f'{where}: "url" must be an http:// or https:// URL once expanded, not {entry.url!r}')
+        expanded = " once expanded" if url != entry.url else ""
+        raise ConfigError(f'{where}: "url" must be an http:// or https:// URL{expanded}, not {entry.url!r}')
     return ServerEntry(
         entry.name,
         argv=argv,
@@ -236,7 +242,7 @@ def _transport_of(where: str, entry: dict[str, Any]) -> str:
 
 def _http_entry(where: str, name: str, entry: dict[str, Any]) -> ServerEntry:
     url = entry["url"]
-    if not isinstance(url, str) or ("${" not in url and not url.startswith(("http://", "https://"))):
+    if not isinstance(url, str):  # its scheme is checked once expanded (_expanded)
         raise ConfigError(f'{where}: "url" must be an http:// or https:// URL, not {url!r}')
     return ServerEntry(name, url=url, headers=_string_map(where, "headers", entry.get("headers", {})))
 
