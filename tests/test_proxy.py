@@ -592,6 +592,64 @@ async def test_a_callers_own_upstream_session_ends_when_the_callers_session_does
         assert ended[0] == mine and theirs in ended[1:] and len(ended) == 3
 
 
+async def test_a_callers_upstream_session_still_opening_when_its_session_ends_is_closed_once_open() -> None:
+    # The leaving caller's first request is opening its upstream session (the upstream holds the
+    # initialize) when the caller's DELETE arrives. That session used to stay open, unused, until
+    # the idle sweep; it is closed as soon as it is open.
+    upstream = Server("sessions")
+
+    @upstream.tool
+    def whoami(ctx: Context) -> str:
+        return str(ctx.session_id)
+
+    inner = upstream.http_app()
+    hold_next_open, held, release = False, asyncio.Event(), asyncio.Event()
+    opened: list[str] = []  # the upstream sessions the held initialize opened
+    ended: list[str] = []
+    delete_seen = asyncio.Event()
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        nonlocal hold_next_open
+        headers = dict(scope.get("headers", []))
+        if scope["type"] == "http" and scope["method"] == "DELETE":
+            ended.append(headers.get(b"mcp-session-id", b"").decode())
+            delete_seen.set()
+        new_session = scope["type"] == "http" and scope["method"] == "POST" and b"mcp-session-id" not in headers
+        if new_session and hold_next_open:  # an initialize: the leaving caller's upstream session
+            hold_next_open = False
+            held.set()
+            await release.wait()
+
+            async def noting(message: Any) -> None:
+                if message["type"] == "http.response.start":
+                    opened.append(dict(message["headers"]).get(b"mcp-session-id", b"").decode())
+                await send(message)
+
+            await inner(scope, receive, noting)
+            return
+        await inner(scope, receive, send)
+
+    async with serve(recording) as running:
+        url = running.url + "/mcp" if not running.url.endswith("/mcp") else running.url
+        proxy = Server.proxy(toolkit.Client(url, protocol_version="2025-11-25"))
+        async with serve(proxy) as gateway, toolkit.Client(gateway.url, protocol_version="2025-11-25") as staying:
+            theirs = (await staying.call_tool("whoami", {})).text
+            async with toolkit.Client(gateway.url, protocol_version="2025-11-25") as leaving:
+                hold_next_open = True
+                call = asyncio.ensure_future(leaving.call_tool("whoami", {}))
+                async with asyncio.timeout(30):  # a hang guard, not a measure
+                    await held.wait()
+                call.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await call
+            # leaving's DELETE has ended its session at the gateway; now its upstream session opens
+            release.set()
+            async with asyncio.timeout(30):
+                await delete_seen.wait()
+            assert opened and ended == opened  # closed once open, the gateway still serving
+            assert (await staying.call_tool("whoami", {})).text == theirs  # the other caller's stays
+
+
 async def test_listing_again_what_did_not_change_keeps_a_callers_cursor_good() -> None:
     """The proxy lists again after a listen is acknowledged, a reconnection or a ``list_changed``;
     lists that came back the same change nothing, so a cursor handed out before stays good (it

@@ -11,9 +11,9 @@
 - A legacy upstream is stateful (its log level, roots, subscriptions and questions belong to a
   session), so with ``sessions="auto"`` each legacy downstream session with an id (Streamable
   HTTP) gets a session of its own upstream, opened on its first request and closed when that
-  session ends (``end_caller``: a ``DELETE``, or its expiry), when idle for ``idle_timeout``
-  seconds, or when ``max_sessions`` are open and it is the least recently used. A modern
-  upstream is stateless: everyone shares one session.
+  session ends (``end_caller``: a ``DELETE``, or its expiry; one still being opened is closed once
+  open), when idle for ``idle_timeout`` seconds, or when ``max_sessions`` are open and it is the
+  least recently used. A modern upstream is stateless: everyone shares one session.
 - Upstream credentials are the ``toolkit.Client``'s own (``headers=``, ``auth=``): the caller's
   token is never forwarded, unless ``forward_token=True`` (the confused-deputy rule).
 """
@@ -100,6 +100,8 @@ class Upstream:
         self._opening: dict[str, asyncio.Task[ClientSession]] = {}
         self._closing: set[asyncio.Task[None]] = set()
         """Callers' sessions being closed because their downstream session ended (``stop`` waits for them)."""
+        self._ended: set[str] = set()
+        """Callers' sessions being opened whose downstream session ended meanwhile: closed once open."""
         self._stopping = False
 
     # --- opening ----------------------------------------------------------------------------------
@@ -212,7 +214,10 @@ class Upstream:
         HTTP upstream gets its ``DELETE``, a child process over stdio exits) rather than left to
         the idle sweep.
         """
-        held = self._callers.pop(_session_key(session_id), None)
+        key = _session_key(session_id)
+        if key in self._opening:  # its first request is opening it: closed as soon as it is open
+            self._ended.add(key)
+        held = self._callers.pop(key, None)
         if held is not None:
             task = asyncio.ensure_future(_close_quietly(held.stack))
             self._closing.add(task)
@@ -242,6 +247,12 @@ class Upstream:
             session, stack = await self._open(headers)
         except (OSError, TimeoutError, ToolkitError) as exc:
             raise UpstreamUnavailable(str(exc) or type(exc).__name__) from None
+        finally:
+            ended = key in self._ended
+            self._ended.discard(key)
+        if ended:  # the caller's session ended while this one opened: nobody is left to use it
+            await _close_quietly(stack)
+            raise UpstreamUnavailable("the caller's session ended while its upstream session was opening")
         self._callers[key] = _Held(session, stack, time.monotonic())
         return session
 
