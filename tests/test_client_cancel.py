@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -17,6 +18,8 @@ import pytest
 from tests.http_support import cli_server
 from tests.support.processes import REPO
 
+from toolkit._client import http_legacy_session
+from toolkit._client import session as client_session
 from toolkit.client import Client
 
 pytestmark = pytest.mark.timeout(180)
@@ -68,3 +71,26 @@ async def test_over_http(version: str, marks: Path) -> None:
     assert os.environ["CANCEL_MARKS"] == str(marks)  # the server process inherits it
     with cli_server(APP) as server:
         await check_cancellation(server.url, version, marks)
+
+
+async def test_closing_does_not_wait_long_for_a_cancellation_a_hung_server_never_takes(
+    marks: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The server stops answering (SIGSTOP: the kernel still takes connections). The call times out
+    # and its notifications/cancelled is POSTed, then the session's DELETE, and nothing answers
+    # either: close() waited for each for the HTTP transport's own timeout (30 s). It now gives
+    # them CLOSE_GRACE (here 0.2 s).
+    monkeypatch.setattr(client_session, "CLOSE_GRACE", 0.2)
+    monkeypatch.setattr(http_legacy_session, "CLOSE_GRACE", 0.2)
+    with cli_server(APP) as server:
+        client = Client(server.url, protocol_version="2025-11-25")
+        await client.__aenter__()
+        await client.list_tools()  # known: the call asks only for itself
+        os.kill(server.process.pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(TimeoutError, match=r"within 0\.5 s"):
+                await client.call_tool("quick", timeout=0.5)
+            async with asyncio.timeout(20):  # between the grace and the transport's 30 s: a hang guard
+                await client.__aexit__(None, None, None)
+        finally:
+            os.kill(server.process.pid, signal.SIGCONT)

@@ -339,6 +339,58 @@ async def test_a_stopped_upstream_holds_up_no_other_and_serves_again_once_resume
         assert spawns(stuck_marks) == [stuck]
 
 
+async def test_a_hung_stdio_upstream_is_stopped_and_started_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Stopped for good (SIGSTOP, never resumed): alive, answering nothing. It used to stay so, every
+    # call waiting out its timeout. A timed-out call is followed by a ping; unanswered too, the
+    # process is stopped and a new one serves.
+    async with gateway_of((None, stdio_upstream(tmp_path, timeout=2.0))) as downstream:
+        hung = (await downstream.call_tool("pid")).data
+        os.kill(hung, signal.SIGSTOP)
+        try:
+            first = await asyncio.wait_for(downstream.call_tool("pid"), HANG_GUARD)
+            assert first.is_error and "did not answer in time" in text_of(first), text_of(first)
+            deadline = time.monotonic() + HANG_GUARD
+            while (result := await downstream.call_tool("pid")).is_error:
+                assert time.monotonic() < deadline, text_of(result)
+                await asyncio.sleep(0.05)
+            assert result.data != hung and spawns(tmp_path) == [hung, result.data]
+            await eventually(lambda: not running(hung), "the hung process is gone")
+        finally:
+            if running(hung):
+                os.kill(hung, signal.SIGKILL)
+    assert any("answered neither a request nor a ping within 2 s" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_hung_http_upstream_is_reconnected_once_it_answers_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The gateway cannot restart a server it did not start: it drops the connection, and callers get
+    # "unavailable" (the backoff) instead of each waiting out a timeout, until the server answers again.
+    with http_upstream(tmp_path, toolkit_server=True) as upstream:
+        async with gateway_of((None, toolkit.Client(upstream.url, timeout=2.0, probe_timeout=2.0))) as downstream:
+            pid = (await downstream.call_tool("pid")).data
+            os.kill(upstream.process.pid, signal.SIGSTOP)
+            try:
+                first = await asyncio.wait_for(downstream.call_tool("pid"), HANG_GUARD)
+                assert first.is_error and "did not answer in time" in text_of(first), text_of(first)
+                await eventually(
+                    lambda: any("taken as hung" in record.getMessage() for record in caplog.records),
+                    "the gateway takes the upstream as hung",
+                )
+                deadline = time.monotonic() + HANG_GUARD
+                while "unavailable" not in text_of(result := await downstream.call_tool("pid")):
+                    assert time.monotonic() < deadline, text_of(result)
+            finally:
+                os.kill(upstream.process.pid, signal.SIGCONT)
+            deadline = time.monotonic() + HANG_GUARD
+            while (result := await downstream.call_tool("pid")).is_error:
+                assert time.monotonic() < deadline, text_of(result)
+                await asyncio.sleep(0.05)
+            assert result.data == pid
+
+
 # --- garbage ------------------------------------------------------------------------------------------
 
 

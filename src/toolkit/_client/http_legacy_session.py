@@ -27,6 +27,7 @@ from .._headers import PROTOCOL_VERSION
 from .exchange import HttpError, HttpResponse
 from .http_bodies import ACCEPT_BOTH, MalformedMessage, media_type, read_messages
 from .sse import EventTooLarge, SseParser
+from .transport import CLOSE_GRACE
 
 if TYPE_CHECKING:
     from .http import HttpTransport, PendingRequest
@@ -187,9 +188,10 @@ class LegacySession:
         headers = transport._headers(self._version_header(), ACCEPT_BOTH)
         headers["mcp-session-id"] = (SESSION_ID, session_id)
         try:
-            response = await transport._http_request("DELETE", headers, None, transport.timeout)
-        except HttpError as exc:
-            logger.debug("%s: ending session failed: %s", transport.url, exc)
+            async with asyncio.timeout(CLOSE_GRACE):  # a courtesy: a server that takes nothing holds no close
+                response = await transport._http_request("DELETE", headers, None, transport.timeout)
+        except (HttpError, TimeoutError) as exc:
+            logger.debug("%s: ending session failed: %s", transport.url, exc or f"no answer within {CLOSE_GRACE:g} s")
             return
         try:
             if response.status >= 400 and response.status not in (404, 405):

@@ -48,7 +48,7 @@ from .._versions import LATEST_VERSION, is_known, is_modern
 from . import negotiation, questions
 from .negotiation import AUTO, VersionNotAgreed, raise_failure
 from .questions import QUESTIONS, Handler, InputRounds, NoHandler
-from .transport import BODY_KEY, Transport, TransportClosed
+from .transport import BODY_KEY, CLOSE_GRACE, Transport, TransportClosed
 
 __all__ = [
     "AUTO",
@@ -214,7 +214,11 @@ class ClientSession:
             task.cancel()
         await asyncio.gather(*answering, return_exceptions=True)
         if self._cancelling:  # the server hears of what we stopped waiting for before the connection ends
-            await asyncio.gather(*self._cancelling, return_exceptions=True)
+            cancelling = set(self._cancelling)
+            _, late = await asyncio.wait(cancelling, timeout=CLOSE_GRACE)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*cancelling, return_exceptions=True)
         self._requests.close("the session was closed")
         self.closed_reason = self.closed_reason or "the session was closed"
         if self._connected:
@@ -225,6 +229,15 @@ class ClientSession:
         """The transport ended (the server exited, the stream closed): what still waits fails now, saying why."""
         self.closed_reason = reason
         self._requests.close(reason)
+
+    async def abort(self, reason: str) -> None:
+        """Give the server up (it answers nothing): what still waits fails now with ``reason``, and the
+        transport closes (a child process is stopped) without waiting for the server to hear of what
+        was cancelled, which a server that reads nothing would never take. ``close`` still ends the rest."""
+        self._lost(reason)
+        if self._connected:
+            self._connected = False
+            await self.transport.close()
 
     def settle(self, version: str) -> None:
         self.protocol_version = version

@@ -33,6 +33,11 @@ Deliver = Callable[[dict[str, Any]], Awaitable[None]]
 OnClose = Callable[[str], object]
 """Told once, with the reason, that the connection ended."""
 
+CLOSE_GRACE: Final = 5.0
+"""Seconds a closing client gives the server to take what it says on leaving: the cancellations of
+what it gave up on, a legacy HTTP session's ``DELETE``. A server that takes nothing (hung) holds the
+close no longer; both are courtesies the server can do without (a session also expires)."""
+
 FAILURE_KEY: Final = "_failure"
 """Where an error response a transport made up for a request carries the exception that failed it
 on this side (an ``OAuthError`` while signing in, say): the session raises that exception rather

@@ -74,17 +74,21 @@ class _Remote:
         session = source.open_session_for(context)
         if session is None:
             session = await source.session_for(context)
-        return await relayed(
-            session,
-            method,
-            params,
-            context,
-            source.label,
-            progress=progress,
-            task=task,
-            questions=source.questions,
-            relay=relay,
-        )
+        try:
+            return await relayed(
+                session,
+                method,
+                params,
+                context,
+                source.label,
+                progress=progress,
+                task=task,
+                questions=source.questions,
+                relay=relay,
+            )
+        except TimeoutError:
+            source.upstream.timed_out(session)  # hung, or only slow? a ping tells
+            raise
 
 
 class RemoteTool(_Remote, ToolBase):

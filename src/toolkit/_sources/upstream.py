@@ -14,6 +14,10 @@
   session ends (``end_caller``: a ``DELETE``, or its expiry; one still being opened is closed once
   open), when idle for ``idle_timeout`` seconds, or when ``max_sessions`` are open and it is the
   least recently used. A modern upstream is stateless: everyone shares one session.
+- An upstream that answers neither a request (its timeout) nor then a ``ping`` (as long again) is
+  taken as hung: its session is aborted (a stdio child is stopped) and opened again, as when the
+  connection is lost; what waited on it fails at once, saying why. One that answers the ping is
+  only slow, and kept.
 - Upstream credentials are the ``toolkit.Client``'s own (``headers=``, ``auth=``): the caller's
   token is never forwarded, unless ``forward_token=True`` (the confused-deputy rule).
 """
@@ -100,6 +104,8 @@ class Upstream:
         self._opening: dict[str, asyncio.Task[ClientSession]] = {}
         self._closing: set[asyncio.Task[None]] = set()
         """Callers' sessions being closed because their downstream session ended (``stop`` waits for them)."""
+        self._probing: dict[ClientSession, asyncio.Task[None]] = {}
+        """Sessions whose upstream let a request time out, being pinged (``timed_out``)."""
         self._ended: set[str] = set()
         """Callers' sessions being opened whose downstream session ended meanwhile: closed once open."""
         self._stopping = False
@@ -223,6 +229,41 @@ class Upstream:
             self._closing.add(task)
             task.add_done_callback(self._closing.discard)
 
+    # --- a hung upstream ---------------------------------------------------------------------------
+
+    def timed_out(self, session: ClientSession) -> None:
+        """A request through ``session`` got no answer in time: ping the upstream, once at a time."""
+        if self._stopping or session.closed_reason is not None or session in self._probing:
+            return
+        task = asyncio.get_running_loop().create_task(self._probe(session))
+        self._probing[session] = task
+        task.add_done_callback(lambda _: self._probing.pop(session, None))
+
+    async def _probe(self, session: ClientSession) -> None:
+        """A ``ping`` within the session's timeout; unanswered, the upstream is hung: start it again."""
+        try:
+            await session.request("ping")
+            return  # answered (even with an error): there, only slow
+        except TimeoutError:
+            pass
+        except (ConnectionError, ToolkitError):
+            return  # lost meanwhile: reopened as any lost session is
+        if self._stopping or session.closed_reason is not None:
+            return
+        reason = (
+            f"the upstream server {self.what} answered neither a request nor a ping within "
+            f"{session.timeout:g} s; it was taken as hung and is being started again"
+        )
+        logger.warning("%s", reason)
+        await session.abort(reason)
+        if session is self._shared:
+            self._opened_by_one(SHARED, self._reopen)  # now, not at the next request: closes the hung one first
+            return
+        for key, held in list(self._callers.items()):
+            if held.session is session:
+                del self._callers[key]
+                await _close_quietly(held.stack)
+
     def _shares(self, shared: ClientSession, session_id: str | None, token: str | None) -> bool:
         """Whether the caller's request goes through the shared session (else one of its own)."""
         if self.forward_token and token is not None:
@@ -277,10 +318,13 @@ class Upstream:
     async def stop(self) -> None:
         """Close every session, and those being opened (the proxying server is stopping)."""
         self._stopping = True
+        probes = list(self._probing.values())
+        for probe in probes:
+            probe.cancel()
         opening = list(self._opening.values())
         for task in opening:
             task.cancel()
-        await asyncio.gather(*opening, return_exceptions=True)
+        await asyncio.gather(*probes, *opening, return_exceptions=True)
         stacks = [held.stack for held in self._callers.values()]
         self._callers.clear()
         if self._shared_stack is not None:
