@@ -339,24 +339,35 @@ async def test_a_stopped_upstream_holds_up_no_other_and_serves_again_once_resume
         assert spawns(stuck_marks) == [stuck]
 
 
+@pytest.mark.parametrize("full_pipe", [False, True])
 async def test_a_hung_stdio_upstream_is_stopped_and_started_again(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, full_pipe: bool
 ) -> None:
     # Stopped for good (SIGSTOP, never resumed): alive, answering nothing. It used to stay so, every
     # call waiting out its timeout. A timed-out call is followed by a ping; unanswered too, the
-    # process is stopped and a new one serves.
+    # process is stopped and a new one serves. full_pipe: calls big enough to fill its stdin pipe and
+    # the write buffer behind it come first, so the ping's own write waits for room that never comes.
     async with gateway_of((None, stdio_upstream(tmp_path, timeout=2.0))) as downstream:
         hung = (await downstream.call_tool("pid")).data
         os.kill(hung, signal.SIGSTOP)
         try:
+            stuck = [
+                asyncio.ensure_future(downstream.call_tool("hang", {"tag": f"{n}" + "x" * 100_000}))
+                for n in range(4 if full_pipe else 0)
+            ]
             first = await asyncio.wait_for(downstream.call_tool("pid"), HANG_GUARD)
-            assert first.is_error and "did not answer in time" in text_of(first), text_of(first)
+            # Behind the big ones, its own write waited for room: the end of the hung process ended it.
+            why = "taken as hung" if full_pipe else "did not answer in time"
+            assert first.is_error and why in text_of(first), text_of(first)
             deadline = time.monotonic() + HANG_GUARD
             while (result := await downstream.call_tool("pid")).is_error:
                 assert time.monotonic() < deadline, text_of(result)
                 await asyncio.sleep(0.05)
             assert result.data != hung and spawns(tmp_path) == [hung, result.data]
             await eventually(lambda: not running(hung), "the hung process is gone")
+            for call in await asyncio.wait_for(asyncio.gather(*stuck), HANG_GUARD):  # ended with it
+                said = text_of(call)
+                assert call.is_error and ("did not answer in time" in said or "taken as hung" in said), said
         finally:
             if running(hung):
                 os.kill(hung, signal.SIGKILL)

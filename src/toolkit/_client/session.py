@@ -226,8 +226,10 @@ class ClientSession:
             await self.transport.close()
 
     def _lost(self, reason: str) -> None:
-        """The transport ended (the server exited, the stream closed): what still waits fails now, saying why."""
-        self.closed_reason = reason
+        """The transport ended (the server exited, the stream closed): what still waits fails now, saying why.
+
+        The first reason stays: a session aborted says why, not that its transport then closed."""
+        self.closed_reason = reason = self.closed_reason or reason
         self._requests.close(reason)
 
     async def abort(self, reason: str) -> None:
@@ -414,6 +416,11 @@ class ClientSession:
         abandoned = None if method == "initialize" else self._abandoned  # initialize is never cancelled
         try:
             response: dict[str, Any] = await self._requests.request(method, params, send, timeout, abandoned)
+        except TransportClosed as exc:
+            reason = self.closed_reason  # why the session ended (abort's reason), said to a send it cut short
+            if reason is None or reason in str(exc):
+                raise
+            raise TransportClosed(f"{method} got no response: {reason}") from exc
         finally:
             for request_id in filed:
                 self._scopes.pop(request_id, None)

@@ -242,7 +242,9 @@ class Upstream:
     async def _probe(self, session: ClientSession) -> None:
         """A ``ping`` within the session's timeout; unanswered, the upstream is hung: start it again."""
         try:
-            await session.request("ping")
+            # Bounded whole: over a pipe the child no longer reads, the ping's own write waits for room.
+            async with asyncio.timeout(session.timeout):
+                await session.request("ping")
             return  # answered (even with an error): there, only slow
         except TimeoutError:
             pass
