@@ -363,6 +363,20 @@ async def test_a_send_blocked_on_a_full_pipe_fails_when_the_child_goes() -> None
     assert transport.returncode == -signal.SIGTERM
 
 
+async def test_a_send_to_a_child_that_reads_nothing_fails_after_write_timeout() -> None:
+    # It waited for room in the pipe for good: a request with a timeout hung, since its timeout
+    # counts from the moment it is sent.
+    transport = script("import time; time.sleep(600)", shutdown_timeout=0.5, write_timeout=0.5)
+    await transport.open(_ignore)
+    big = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "x" * 4_000_000}}
+    try:
+        with pytest.raises(TimeoutError, match=r"read nothing of what was written to it for 0\.5 s"):
+            async with asyncio.timeout(PATIENT):  # a hang guard (its TimeoutError has no such message)
+                await transport.send(big)
+    finally:
+        await transport.close()
+
+
 # --- closing --------------------------------------------------------------------------------------
 
 STUBBORN = """

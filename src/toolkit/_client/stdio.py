@@ -44,6 +44,10 @@ logger = logging.getLogger("toolkit.client")
 DEFAULT_MAX_FRAME_BYTES: Final = 64 * 1024 * 1024
 """The longest line read from a server (a result with a large resource in it fits; a runaway does not)."""
 
+DEFAULT_WRITE_TIMEOUT: Final = 30.0
+"""How long a message may wait for the child to read what is before it in the pipe (as the HTTP
+transport's ``timeout`` bounds a request's sending)."""
+
 DEFAULT_SHUTDOWN_TIMEOUT: Final = 5.0
 """How long ``close`` waits at each step (after closing stdin, after SIGTERM, after SIGKILL)."""
 
@@ -103,7 +107,9 @@ class StdioTransport:
 
     Except with ``"inherit"``, the last ``STDERR_TAIL_LINES`` lines are kept (``stderr_lines``) and
     quoted when the child exits. ``max_frame_bytes``: the longest line accepted from the child.
-    ``shutdown_timeout``: how long ``close`` waits for the child at each step.
+    ``shutdown_timeout``: how long ``close`` waits for the child at each step. ``write_timeout``:
+    how long a message waits for room in a pipe the child does not read (``TimeoutError`` then;
+    ``None``: as long as it takes).
     """
 
     sends_headers: Final = False
@@ -118,6 +124,7 @@ class StdioTransport:
         stderr: Stderr = "forward",
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
+        write_timeout: float | None = DEFAULT_WRITE_TIMEOUT,
     ) -> None:
         argv = shlex.split(command) if isinstance(command, str) else [os.fspath(part) for part in command]
         if not argv:
@@ -132,6 +139,7 @@ class StdioTransport:
         self.stderr = stderr
         self.max_frame_bytes = max_frame_bytes
         self.shutdown_timeout = shutdown_timeout
+        self.write_timeout = write_timeout
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         """The child's last stderr lines (none with ``stderr="inherit"``)."""
         self.close_reason: str | None = None
@@ -223,7 +231,8 @@ class StdioTransport:
             self._protocol.direct = functools.partial(_take_response, resolve)
 
     async def send(self, message: dict[str, Any], *, headers: Mapping[str, str] | None = None) -> None:
-        """Write ``message`` as one line; ``TransportClosed`` (saying why) once the connection ended."""
+        """Write ``message`` as one line; ``TransportClosed`` (saying why) once the connection ended,
+        ``TimeoutError`` when the child reads nothing for ``write_timeout``."""
         protocol = self._protocol
         if protocol is None:
             raise TransportClosed(f"{self!r} is not open")
@@ -233,7 +242,7 @@ class StdioTransport:
         if stdin is None or stdin.is_closing():
             raise await self._gone(protocol)
         stdin.write(encode(message) + b"\n")
-        if not await protocol.drain():
+        if not await protocol.drain(self.write_timeout):
             raise await self._gone(protocol)
 
     async def _gone(self, protocol: ChildProtocol) -> TransportClosed:

@@ -13,7 +13,7 @@ its stdout, one per line; it MAY write anything to its stderr, its logs).
   a newline is cut off at once (a ``None`` in ``frames``) and nothing more is kept. While more
   than ``PAUSE_AT_BYTES`` wait to be delivered, the pipe is not read: the child's writes block,
   so a flooding server is held back instead of filling this process's memory.
-- stdin: ``drain()`` waits while the pipe to the child is full, and says whether it broke.
+- stdin: ``drain()`` waits while the pipe to the child is full (bounded), and says whether it broke.
 - stderr: cut into lines (a line without a break is passed on in pieces of
   ``STDERR_LINE_CHARS``), each handed to ``on_stderr_line``.
 - The exit is seen through ``process_exited`` rather than ``Process.wait()``, which also waits
@@ -209,11 +209,16 @@ class ChildProtocol(asyncio.SubprocessProtocol):
         if writable is not None and not writable.done():
             writable.set_result(None)
 
-    async def drain(self) -> bool:
-        """Wait while the pipe to the child is full; ``False`` if it broke meanwhile."""
+    async def drain(self, timeout: float | None = None) -> bool:
+        """Wait while the pipe to the child is full; ``False`` if it broke meanwhile. ``TimeoutError``
+        when the child read nothing of it for ``timeout`` seconds (a child that reads no more)."""
         writable = self._writable
         if writable is not None:
-            await asyncio.shield(writable)
+            try:
+                async with asyncio.timeout(timeout):
+                    await asyncio.shield(writable)
+            except TimeoutError:
+                raise TimeoutError(f"the server read nothing of what was written to it for {timeout:g} s") from None
             return not self._stdin_lost
         return True
 
