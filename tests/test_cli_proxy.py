@@ -445,18 +445,21 @@ def test_the_options_reach_each_upstream(tmp_path: Path) -> None:
     assert sources[1].upstream.client.headers == {"X-Key": "k"}
 
 
-@pytest.mark.parametrize("where", ["url", "command", "exits", "config"])
+@pytest.mark.parametrize("where", ["url", "command", "exits", "config", "config-of-one"])
 def test_an_upstream_it_cannot_reach_stops_the_start(tmp_path: Path, where: str) -> None:
-    """Exit status 1 and one message saying why, at once: no hang, no traceback."""
+    """Exit status 1 and one message saying why, at once: no hang, no traceback. "config": a file
+    none of whose servers can be reached (one that can is served without the others: below)."""
     url = f"http://{LOCALHOST}:{free_port()}/mcp"
     crash = f"{sys.executable} -c \"import sys; sys.exit('upstream: out of cheese')\""
-    config = {"mcpServers": {"numbers": {"command": str(TOOLKIT), "args": ["run", f"{APPS}:numbers"]}}}
-    config["mcpServers"]["down"] = {"url": url}
+    config = {"mcpServers": {"down": {"url": url}}}
+    if where == "config":
+        config["mcpServers"]["missing"] = {"command": "/nonexistent/server"}
     target = {
         "url": url,
         "command": "/nonexistent/server --stdio",
         "exits": crash,
         "config": str(write_config(tmp_path / "gateway.json", config)),
+        "config-of-one": str(write_config(tmp_path / "gateway.json", config)),
     }[where]
     done = proxy_in_process(target)
     assert done.returncode == 1, done
@@ -466,12 +469,47 @@ def test_an_upstream_it_cannot_reach_stops_the_start(tmp_path: Path, where: str)
         "url": f"cannot connect to the MCP server at {url}",
         "command": "could not start the server command ['/nonexistent/server', '--stdio']: No such file",
         "exits": "exited with code 1; the last lines of its stderr:\n  upstream: out of cheese",
-        "config": f"cannot connect to the MCP server at {url}",
+        "config": f"none of its servers could be reached: proxied server '{url}' (namespace 'down'): "
+        f"cannot connect to the MCP server at {url}",
+        "config-of-one": f"cannot connect to the MCP server at {url}",
     }[where]
     assert reason in message
-    if where == "config":  # which of the file's servers it was
+    if where == "config":  # and the other one, named
+        assert "proxied server '/nonexistent/server' (namespace 'missing'): [Errno 2] could not start" in message
+    if where == "config-of-one":  # which of the file's servers it was
         assert f"proxied server '{url}' (namespace 'down') could not be reached" in message
     assert "Traceback" not in done.stderr
+
+
+async def test_a_config_files_server_that_cannot_be_reached_joins_once_it_answers(tmp_path: Path) -> None:
+    # It stopped the whole gateway's start (a replica restarting while one upstream was down served
+    # nothing). Now the others are served meanwhile, and its tools join, announced, once it answers.
+    port = free_port()
+    url = f"http://{LOCALHOST}:{port}/mcp"
+    config = {
+        "mcpServers": {
+            "numbers": {"command": str(TOOLKIT), "args": ["run", f"{APPS}:numbers"]},
+            "words": {"url": url},
+        }
+    }
+    path = write_config(tmp_path / "gateway.json", config)
+    with http_gateway(str(path)) as gateway:
+        assert f"proxied server '{url}' (namespace 'words') could not be reached; serving without it" in (
+            gateway.output()
+        )
+        async with Client(gateway.url, protocol_version=MODERN) as client:
+            names = [tool["name"] for tool in await client.list_tools()]
+            assert names == ["numbers_primes", "numbers_era", "numbers_header"]
+            assert (await client.call_tool("numbers_primes", {"n": 2})).data == [2, 3]
+            async with await client.listen(tools=True) as subscription:
+                with http_server(f"{APPS}:words", port=port):
+                    async with asyncio.timeout(READY):  # a hang guard: the backoff is at most 30 s
+                        notification = await anext(aiter(subscription))
+                    assert notification["method"] == "notifications/tools/list_changed"
+                    names = [tool["name"] for tool in await client.list_tools()]
+                    assert names[3:] == ["words_greet", "words_where"]
+                    assert (await client.call_tool("words_greet", {"name": "Ada"})).text == "Hello, Ada!"
+        assert "can be reached now: its components join" in gateway.output()
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])

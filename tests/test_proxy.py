@@ -8,6 +8,7 @@ what only a wire shows (per-session upstream sessions, the caller's token, a chi
 from __future__ import annotations
 
 import asyncio
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -648,6 +649,28 @@ async def test_a_callers_upstream_session_still_opening_when_its_session_ends_is
                 await delete_seen.wait()
             assert opened and ended == opened  # closed once open, the gateway still serving
             assert (await staying.call_tool("whoami", {})).text == theirs  # the other caller's stays
+
+
+async def test_a_proxied_server_not_required_that_cannot_be_reached_leaves_the_start_alone() -> None:
+    # required=False: the parent starts and serves its own tools; the upstream is tried again in
+    # the background, and that stops with the parent (the CLI's test sees one join).
+    parent = Server("parent")
+
+    @parent.tool
+    def local() -> str:
+        return "here"
+
+    with socket.socket() as unused:  # a port nothing listens on
+        unused.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{unused.getsockname()[1]}/mcp"
+    parent.mount(toolkit.Client(url), "away", required=False)
+    ((_, source),) = parent.mounted
+    async with asyncio.timeout(30):  # a hang guard: the start and the stop, with the retries under way
+        async with toolkit.Client(parent, protocol_version=MODERN) as client:
+            assert [tool["name"] for tool in await client.list_tools()] == ["local"]
+            assert (await client.call_tool("local")).text == "here"
+            assert source.unreachable is not None and "cannot connect" in source.unreachable
+    assert not source._tasks  # the retries stopped with the server
 
 
 async def test_listing_again_what_did_not_change_keeps_a_callers_cursor_good() -> None:

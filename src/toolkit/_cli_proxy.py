@@ -5,7 +5,9 @@ format hosts use (``_proxy_config``): one server is proxied as it is (``Server.p
 servers each under its entry's name as namespace (``server.mount(toolkit.Client(...), name)``).
 The gateway connects to its upstreams before it reads a request (``Gateway.connected``), so the
 first request sees their tools and an upstream that cannot be reached stops the start with one
-line saying why. The CLI imports this module only for this command: it loads the client.
+line saying why; of a file's several servers, one that cannot be reached is left out and joins
+once it answers, and only none at all stops the start. The CLI imports this module only for this
+command: it loads the client.
 """
 
 from __future__ import annotations
@@ -58,6 +60,13 @@ class Gateway(Server):
         except (OSError, TimeoutError, ToolkitError) as exc:
             raise NotStarted(str(exc) or type(exc).__name__) from exc
         async with stack:
+            sources = [source for _, source in self.mounted]
+            if sources and all(getattr(source, "unreachable", None) for source in sources):
+                # A file's servers each join when they can (mount(required=False)); none at all is no gateway.
+                raise NotStarted(
+                    "none of its servers could be reached: "
+                    + "; ".join(f"{source.label}: {source.unreachable}" for source in sources)
+                )
             yield
 
 
@@ -200,9 +209,10 @@ def build(args: argparse.Namespace) -> Gateway:
         raise ValueError("--header and --upstream-token are for a URL TARGET (a config file's servers have headers)")
     if not url and not any(char.isspace() for char in target.strip()) and target.endswith(".json"):
         gateway = Gateway(args.name, **_server_options(args))
-        for entry in read_servers(Path(target)):
+        entries = read_servers(Path(target))
+        for entry in entries:  # several: one that cannot be reached at the start joins when it can
             client = _client(args, entry.target, headers=entry.headers, env=entry.env, cwd=entry.cwd)
-            gateway.mount(client, entry.name, **options)
+            gateway.mount(client, entry.name, **options, required=len(entries) == 1)
         return gateway
     upstream = target if url else shlex.split(target)
     if not upstream:

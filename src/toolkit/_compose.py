@@ -116,6 +116,7 @@ def mount_client(
     forward_token: bool = False,
     upstream_idle_timeout: float = 300.0,
     max_upstream_sessions: int = 100,
+    required: bool = True,
 ) -> ProxySource:
     """Offer the components of the server ``client`` connects to through ``parent``, under ``namespace``."""
     _not_running(parent, "a proxied server")
@@ -136,6 +137,7 @@ def mount_client(
         max_sessions=max_upstream_sessions,
         select=selection(include, exclude, f"mount({describe(client.target)!r})"),
         on_resource_updated=parent.notify_resource_updated,
+        required=required,
     )
     parent.registry.add_source(source)
     parent.mounted.append((client, source))
@@ -274,7 +276,10 @@ class ComposeMixin:
         ``child`` may also be a ``toolkit.Client`` (not entered): the remote server it connects
         to is proxied, connected when this server starts; ``proxy_options`` are
         ``Server.proxy``'s ``unwrap_results``, ``sessions``, ``forward_token``,
-        ``upstream_idle_timeout`` and ``max_upstream_sessions``. Or a ``toolkit.OpenAPI``: the
+        ``upstream_idle_timeout`` and ``max_upstream_sessions``, and ``required``: with
+        ``required=False`` a remote server that cannot be reached when this one starts does not
+        fail the start; it is tried again in the background (the reconnection backoff, up to 30
+        s) and its components join, announced as a list change, once it answers. Or a ``toolkit.OpenAPI``: the
         operations of an HTTP API (``include``/``exclude`` by their tool names and resource URIs).
         """
         if isinstance(child, ComposeMixin):

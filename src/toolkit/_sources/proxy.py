@@ -337,9 +337,14 @@ class ProxySource:
         forward_token: bool = False,
         select: Callable[[Kind, str, Any], bool] | None = None,
         on_resource_updated: Callable[[str], Awaitable[None]] | None = None,
+        required: bool = True,
     ) -> None:
         self.namespace = namespace
         self.label = label
+        self.required = required
+        """False: unreachable when the server starts, it is left out and joins once it answers (``start``)."""
+        self.unreachable: str | None = None
+        """Why it could not be reached at the start, while it has not joined (``required=False``)."""
         self.unwrap_results = unwrap_results
         self.select = select
         self.on_resource_updated = on_resource_updated
@@ -377,13 +382,42 @@ class ProxySource:
     # --- lifecycle --------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Connect and take the first snapshot (a failure here fails the proxying server's start)."""
+        """Connect and take the first snapshot (a failure here fails the proxying server's start, unless
+        the source is not ``required``: then it joins later, from ``_join``)."""
         self._starting = True
         try:
             session = await self.upstream.start()
             await self._fetch(session, KINDS)
+        except (OSError, TimeoutError, ToolkitError) as exc:
+            if self.required:
+                raise
+            self.unreachable = str(exc) or type(exc).__name__
+            logger.warning(
+                "%s could not be reached; serving without it, trying again (every %g s at most): %s",
+                self.label,
+                MAX_BACKOFF,
+                self.unreachable,
+            )
+            self._spawn(self._join())
         finally:
             self._starting = False
+
+    async def _join(self) -> None:
+        """Try the upstream again, with the reconnection backoff, until it answers; its lists are then
+        taken (``_connected``) and the change announced."""
+        backoff = FIRST_BACKOFF
+        while True:
+            await asyncio.sleep(backoff)
+            try:
+                await self.upstream.start()
+            except (OSError, TimeoutError, ToolkitError) as exc:
+                self.unreachable = str(exc) or type(exc).__name__
+                logger.debug("%s still cannot be reached: %s", self.label, self.unreachable)
+                backoff = min(MAX_BACKOFF, backoff * 2)
+                continue
+            self.unreachable = None
+            logger.warning("%s can be reached now: its components join", self.label)
+            return
 
     async def stop(self) -> None:
         tasks = [*self._tasks, *([self._listening] if self._listening is not None else [])]
