@@ -409,7 +409,7 @@ class ProxySource:
         while True:
             await asyncio.sleep(backoff)
             try:
-                await self.upstream.start()
+                await self.upstream.join()
             except (OSError, TimeoutError, ToolkitError) as exc:
                 self.unreachable = str(exc) or type(exc).__name__
                 logger.debug("%s still cannot be reached: %s", self.label, self.unreachable)

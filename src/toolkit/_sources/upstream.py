@@ -161,6 +161,15 @@ class Upstream:
         self.on_connected(session)
         return session
 
+    async def join(self) -> ClientSession:
+        """``start`` again, for a server that could not be reached when the proxy started: by one task,
+        as every opening of the shared session (a request's reopening meanwhile is waited for, not
+        doubled), or the session a request opened meanwhile."""
+        shared = self._shared
+        if shared is not None and shared.closed_reason is None:
+            return shared
+        return await self._opened_by_one(SHARED, self.start)
+
     async def shared(self) -> ClientSession:
         """The shared session, reopened if it was lost (at most once per backoff period)."""
         session = self._shared
