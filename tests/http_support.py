@@ -32,6 +32,7 @@ from typing import Any
 
 import httpx
 import uvicorn
+from tests.support import processes
 from tests.wire import assert_valid
 
 from toolkit import Server
@@ -70,10 +71,7 @@ def merge_headers(base: Mapping[str, str | None], extra: Mapping[str, str | None
 
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+    return processes.free_port()
 
 
 def header_value(value: str) -> str:

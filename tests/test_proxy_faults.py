@@ -27,6 +27,7 @@ The gateway runs in this process (``toolkit.Server.proxy`` with ``toolkit.Client
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import os
@@ -458,8 +459,12 @@ async def test_closing_an_in_process_gateway_stops_its_upstreams(tmp_path: Path)
 async def test_a_gateway_process_stopped_leaves_no_upstream_behind_with_one_per_legacy_session(
     tmp_path: Path,
 ) -> None:
+    # The gateway stops while the legacy sessions are still open: their upstream processes end with
+    # the gateway, not with the sessions (a session's end closes its own: test_proxy.py). The check
+    # that they run used to come after the clients had left, racing that close.
     target = [sys.executable, str(UPSTREAM)]
-    with gateway_process(tmp_path, target, version="2025-06-18") as gateway:
+    with contextlib.ExitStack() as serving:
+        gateway = serving.enter_context(gateway_process(tmp_path, target, version="2025-06-18"))
         async with (
             toolkit.Client(gateway.url, protocol_version="2025-11-25") as one,
             toolkit.Client(gateway.url, protocol_version="2025-11-25") as other,
@@ -475,9 +480,10 @@ async def test_a_gateway_process_stopped_leaves_no_upstream_behind_with_one_per_
             pids = spawns(tmp_path)
             assert sorted(pids) == sorted({shared, *by_session[0], *by_session[1]}), pids
             assert len(pids) == 3
-        assert all(running(pid) for pid in pids)
-    assert gateway.process.returncode == 0, gateway.stderr
-    assert not any(running(pid) for pid in pids), "no upstream outlives the gateway"
+            assert all(running(pid) for pid in pids)
+            serving.close()  # SIGTERM to the gateway, the sessions still open
+            assert gateway.process.returncode == 0, gateway.stderr
+            assert not any(running(pid) for pid in pids), "no upstream outlives the gateway"
 
 
 async def test_a_killed_stdio_gateway_leaves_no_upstream_behind(tmp_path: Path) -> None:

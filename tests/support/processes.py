@@ -26,12 +26,59 @@ PYTHON = VENV_BIN / "python"
 LOCALHOST = "127.0.0.1"
 
 
+LANES = 16
+"""Test processes that may pick ports at once: xdist's workers, for each event loop's pass."""
+
+
+def _ephemeral_low() -> int:
+    """Where the kernel's range for outgoing connections and ``bind(0)`` begins (Linux: 32768)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _lane() -> int:
+    """This test process's lane: its xdist worker (``gw3``: 3), shifted for the uvloop pass, which
+    runs beside other suites (scripts/test)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+    shift = LANES // 2 if os.environ.get("TOOLKIT_TEST_LOOP") == "uvloop" else 0
+    return (index % (LANES // 2)) + shift
+
+
+_cursor: dict[int, int] = {}
+
+
 def free_port(host: str = LOCALHOST) -> int:
-    """A TCP port nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
+    """A TCP port nothing listens on right now, from this test process's own lane of ports.
+
+    A port the kernel hands out (``bind(0)``) may be handed to a test running at the same time in
+    another worker before the server meant for it binds it: the cluster rig's balancer once sent
+    a replica's requests to another test's gateway. So each worker takes its ports from a range of
+    its own, below the kernel's range (which no ``bind(0)`` or outgoing connection uses), in turn,
+    skipping any port in use; without room below the kernel's range, ``bind(0)`` as before.
+    """
+    low, high = 10000, _ephemeral_low()
+    size = (high - low) // LANES
+    if size < 64:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            chosen: int = sock.getsockname()[1]
+            return chosen
+    lane = _lane()
+    start = low + lane * size
+    offset = _cursor.get(lane, os.getpid() % size)  # a restarted worker does not begin where the last one did
+    for step in range(size):
+        port = start + (offset + step) % size
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+        _cursor[lane] = (offset + step + 1) % size
         return port
+    raise RuntimeError(f"no free port in {start}-{start + size - 1}")
 
 
 def wait_for_port(
