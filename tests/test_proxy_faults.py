@@ -403,6 +403,20 @@ async def test_a_hung_http_upstream_is_reconnected_once_it_answers_again(
             assert result.data == pid
 
 
+async def test_a_server_not_required_that_connected_but_could_not_list_joins_once_it_lists(tmp_path: Path) -> None:
+    # mount(required=False): connected at the start, but its first tools/list failed. It is retried
+    # as an unreachable one is, and its tools join once it lists them.
+    parent = toolkit.Server("parent")
+    parent.mount(stdio_upstream(tmp_path, RAW, "list-fails-once"), "raw", required=False)
+    async with toolkit.Client(parent, protocol_version=MODERN) as downstream:
+        deadline = time.monotonic() + HANG_GUARD
+        while "raw_echo" not in [tool["name"] for tool in await downstream.list_tools()]:
+            assert time.monotonic() < deadline, "its tools never joined"
+            await asyncio.sleep(0.05)
+        assert text_of(await downstream.call_tool("raw_echo", {"text": "hi"})) == "hi"
+    assert len(spawns(tmp_path)) == 1  # the same upstream process: only the list was taken again
+
+
 # --- garbage ------------------------------------------------------------------------------------------
 
 

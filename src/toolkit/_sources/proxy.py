@@ -388,7 +388,7 @@ class ProxySource:
         try:
             session = await self.upstream.start()
             await self._fetch(session, KINDS)
-        except (OSError, TimeoutError, ToolkitError) as exc:
+        except (OSError, TimeoutError, ToolkitError, McpError) as exc:
             if self.required:
                 raise
             self.unreachable = str(exc) or type(exc).__name__
@@ -408,9 +408,9 @@ class ProxySource:
         backoff = FIRST_BACKOFF
         while True:
             await asyncio.sleep(backoff)
-            try:
-                await self.upstream.join()
-            except (OSError, TimeoutError, ToolkitError) as exc:
+            try:  # the lists taken here too: a start that connected but could not list has none yet
+                await self._fetch(await self.upstream.join(), KINDS)
+            except (OSError, TimeoutError, ToolkitError, McpError) as exc:
                 self.unreachable = str(exc) or type(exc).__name__
                 logger.debug("%s still cannot be reached: %s", self.label, self.unreachable)
                 backoff = min(MAX_BACKOFF, backoff * 2)

@@ -14,6 +14,7 @@ depends on ``MODE``:
 - ``flood``: from ``initialized`` on, writes ``notifications/message`` without end, as fast as
   the pipe takes them (``flooded`` holds how many so far, every 10,000); calls are answered.
 - ``silent``: never answers ``tools/call``.
+- ``list-fails-once``: answers its first ``tools/list`` with an error, the later ones as usual.
 
 In every mode a ``notifications/cancelled`` is recorded as ``cancelled-ID``.
 
@@ -58,6 +59,7 @@ GARBAGE = [
 ]
 
 mode = sys.argv[1]
+listed: list[Any] = []  # list-fails-once: the tools/list already refused
 out = sys.stdout.buffer
 writing = threading.Lock()
 
@@ -97,7 +99,7 @@ def called(request_id: Any, params: dict[str, Any]) -> None:
         answer(request_id, {"content": [{"type": "text", "text": text}]})
     elif mode == "bad-result":
         send({"jsonrpc": "2.0", "id": request_id, "result": "not a CallToolResult"})
-    elif mode == "flood":
+    elif mode in ("flood", "list-fails-once"):
         answer(request_id, {"content": [{"type": "text", "text": text}]})
     # silent: nothing, ever
 
@@ -117,6 +119,10 @@ def main() -> None:
             if mode == "flood":
                 threading.Thread(target=flood, daemon=True).start()
         elif method == "tools/list":
+            if mode == "list-fails-once" and not listed:
+                listed.append(request_id)
+                send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": "not ready yet"}})
+                continue
             answer(request_id, {"tools": TOOLS})
         elif method == "tools/call":
             if params.get("name") == "echo":
