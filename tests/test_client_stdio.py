@@ -370,7 +370,7 @@ async def test_a_send_to_a_child_that_reads_nothing_fails_after_write_timeout() 
     await transport.open(_ignore)
     big = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "x" * 4_000_000}}
     try:
-        with pytest.raises(TimeoutError, match=r"read nothing of what was written to it for 0\.5 s"):
+        with pytest.raises(TimeoutError, match=r"did not read what was written to it within 0\.5 s"):
             async with asyncio.timeout(PATIENT):  # a hang guard (its TimeoutError has no such message)
                 await transport.send(big)
     finally:

@@ -279,8 +279,9 @@ class ComposeMixin:
         ``upstream_idle_timeout`` and ``max_upstream_sessions``, and ``required``: with
         ``required=False`` a remote server that cannot be reached when this one starts does not
         fail the start; it is tried again in the background (the reconnection backoff, up to 30
-        s) and its components join, announced as a list change, once it answers. Or a ``toolkit.OpenAPI``: the
-        operations of an HTTP API (``include``/``exclude`` by their tool names and resource URIs).
+        s) and its components join, announced as a list change, once it answers. Or a
+        ``toolkit.OpenAPI``: the operations of an HTTP API (``include``/``exclude`` by their tool
+        names and resource URIs).
         """
         if isinstance(child, ComposeMixin):
             child = cast("Server", child)

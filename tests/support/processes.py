@@ -9,6 +9,7 @@ The server binds 127.0.0.1 on a free port; on exit it gets SIGTERM, then SIGKILL
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import socket
 import subprocess
@@ -38,16 +39,23 @@ def _ephemeral_low() -> int:
         return 32768
 
 
-def _lane() -> int:
-    """This test process's lane: its xdist worker (``gw3``: 3), shifted for the uvloop pass, which
-    runs beside other suites (scripts/test)."""
+@functools.cache
+def _lane() -> range | None:
+    """This test process's ports: its xdist worker's lane (``gw3``: the fourth), the uvloop pass's
+    lanes apart (it runs beside other suites, scripts/test); ``None`` without room for lanes."""
+    low, high = 10000, _ephemeral_low()
+    size = (high - low) // LANES
+    if size < 64:
+        return None
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
     shift = LANES // 2 if os.environ.get("TOOLKIT_TEST_LOOP") == "uvloop" else 0
-    return (index % (LANES // 2)) + shift
+    begin = low + ((index % (LANES // 2)) + shift) * size
+    return range(begin, begin + size)
 
 
-_cursor: dict[int, int] = {}
+_turn = os.getpid()
+"""Where this process is in its lane: from its pid, so a restarted worker does not begin where the last one did."""
 
 
 def free_port(host: str = LOCALHOST) -> int:
@@ -59,26 +67,23 @@ def free_port(host: str = LOCALHOST) -> int:
     its own, below the kernel's range (which no ``bind(0)`` or outgoing connection uses), in turn,
     skipping any port in use; without room below the kernel's range, ``bind(0)`` as before.
     """
-    low, high = 10000, _ephemeral_low()
-    size = (high - low) // LANES
-    if size < 64:
+    global _turn
+    ports = _lane()
+    if ports is None:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.bind((host, 0))
             chosen: int = sock.getsockname()[1]
             return chosen
-    lane = _lane()
-    start = low + lane * size
-    offset = _cursor.get(lane, os.getpid() % size)  # a restarted worker does not begin where the last one did
-    for step in range(size):
-        port = start + (offset + step) % size
+    for _ in ports:
+        port = ports[_turn % len(ports)]
+        _turn += 1
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             try:
                 sock.bind((host, port))
             except OSError:
                 continue
-        _cursor[lane] = (offset + step + 1) % size
         return port
-    raise RuntimeError(f"no free port in {start}-{start + size - 1}")
+    raise RuntimeError(f"no free port in {ports.start}-{ports.stop - 1}")
 
 
 def wait_for_port(

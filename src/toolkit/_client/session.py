@@ -221,6 +221,9 @@ class ClientSession:
             await asyncio.gather(*cancelling, return_exceptions=True)
         self._requests.close("the session was closed")
         self.closed_reason = self.closed_reason or "the session was closed"
+        await self._disconnect()
+
+    async def _disconnect(self) -> None:
         if self._connected:
             self._connected = False
             await self.transport.close()
@@ -237,9 +240,7 @@ class ClientSession:
         transport closes (a child process is stopped) without waiting for the server to hear of what
         was cancelled, which a server that reads nothing would never take. ``close`` still ends the rest."""
         self._lost(reason)
-        if self._connected:
-            self._connected = False
-            await self.transport.close()
+        await self._disconnect()
 
     def settle(self, version: str) -> None:
         self.protocol_version = version

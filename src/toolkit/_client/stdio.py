@@ -232,7 +232,7 @@ class StdioTransport:
 
     async def send(self, message: dict[str, Any], *, headers: Mapping[str, str] | None = None) -> None:
         """Write ``message`` as one line; ``TransportClosed`` (saying why) once the connection ended,
-        ``TimeoutError`` when the child reads nothing for ``write_timeout``."""
+        ``TimeoutError`` when the child does not read it within ``write_timeout``."""
         protocol = self._protocol
         if protocol is None:
             raise TransportClosed(f"{self!r} is not open")

@@ -211,14 +211,14 @@ class ChildProtocol(asyncio.SubprocessProtocol):
 
     async def drain(self, timeout: float | None = None) -> bool:
         """Wait while the pipe to the child is full; ``False`` if it broke meanwhile. ``TimeoutError``
-        when the child read nothing of it for ``timeout`` seconds (a child that reads no more)."""
+        when it is still full after ``timeout`` seconds (a child that reads no more)."""
         writable = self._writable
         if writable is not None:
             try:
                 async with asyncio.timeout(timeout):
                     await asyncio.shield(writable)
             except TimeoutError:
-                raise TimeoutError(f"the server read nothing of what was written to it for {timeout:g} s") from None
+                raise TimeoutError(f"the server did not read what was written to it within {timeout:g} s") from None
             return not self._stdin_lost
         return True
 

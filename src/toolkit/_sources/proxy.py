@@ -403,18 +403,21 @@ class ProxySource:
             self._starting = False
 
     async def _join(self) -> None:
-        """Try the upstream again, with the reconnection backoff, until it answers; its lists are then
-        taken (``_connected``) and the change announced."""
+        """Try the upstream again, with the reconnection backoff, until it answers and lists what it
+        offers (a start that connected but could not list has no lists yet); the change is announced."""
         backoff = FIRST_BACKOFF
         while True:
             await asyncio.sleep(backoff)
-            try:  # the lists taken here too: a start that connected but could not list has none yet
+            self._starting = True  # the lists are taken here, as the start takes them (_connected leaves them)
+            try:
                 await self._fetch(await self.upstream.join(), KINDS)
             except (OSError, TimeoutError, ToolkitError, McpError) as exc:
                 self.unreachable = str(exc) or type(exc).__name__
                 logger.debug("%s still cannot be reached: %s", self.label, self.unreachable)
                 backoff = min(MAX_BACKOFF, backoff * 2)
                 continue
+            finally:
+                self._starting = False
             self.unreachable = None
             logger.warning("%s can be reached now: its components join", self.label)
             return
